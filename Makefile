@@ -1,0 +1,52 @@
+# ttc_nb: every target creates or updates .venv first. See the README (nbs/index.ipynb) for what each does.
+SHELL := /bin/bash
+VENV ?= .venv
+TORCH ?= torch==2.13.0
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+EXP ?= prefix-parity
+
+.PHONY: install run test sync nbtest pytest docs export slow clean
+
+$(BIN)/.installed: setup.py settings.ini
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH)"
+	$(PY) -m pip install -q -e ".[dev]"
+	touch $@
+
+install: $(BIN)/.installed
+
+run: install
+	$(BIN)/ttc run $(EXP)
+
+# Notebooks clean and library + README in sync: cleaning and exporting must change nothing git sees.
+sync: install
+	@before="$$(git status --porcelain; git diff | sha1sum)"; \
+	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme || exit 1; \
+	after="$$(git status --porcelain; git diff | sha1sum)"; \
+	if [ "$$before" != "$$after" ]; then \
+	  echo "sync: nbdev_clean/nbdev_export/README changed files: notebooks not clean or library not in sync. Run 'make export' and commit."; \
+	  git status --porcelain; exit 1; fi; echo "sync: notebooks clean, library and README in sync"
+
+nbtest: install
+	$(BIN)/nbdev_test --n_workers 2
+
+pytest: install
+	$(BIN)/pytest -q tests
+
+docs: install
+	$(PY) tools/docs.py site
+	@echo "site: docs/index.html"
+
+# pytest includes tests/test_docs_site.py, which builds the site and checks every page in headless Chromium.
+test: sync nbtest pytest
+
+export: install
+	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme
+
+slow: install
+	$(BIN)/nbdev_test --flags slow
+
+clean:
+	rm -rf $(VENV) _proc _build docs .pytest_cache *.egg-info

@@ -1,0 +1,57 @@
+"The `ttc` command line as a user meets it: exit codes, one-line errors, and a run from start to report."
+import json
+import pytest
+from conftest import ttc
+
+def one_line_error(r, *needles):
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'Traceback' not in r.stderr, r.stderr
+    for n in needles: assert n in lines[0], lines[0]
+
+def test_help():
+    for args in [('--help',), ('run', '--help'), ('eval', '--help'), ('report', '--help'), ('list', '--help')]:
+        r = ttc(*args)
+        assert r.returncode == 0 and 'usage: ttc' in r.stdout, r.stderr
+
+def test_list_names_every_experiment_with_presets():
+    r = ttc('list')
+    assert r.returncode == 0
+    assert any(l.startswith('prefix-parity') and '[ci|cpu|gpu]' in l for l in r.stdout.splitlines())
+
+@pytest.mark.parametrize('args,needles', [
+    (('run', 'nope'), ["invalid choice: 'nope'", 'prefix-parity']),
+    (('run', 'prefix-parity', '--preset', 'huge'), ["unknown preset 'huge'", 'ci, cpu, gpu']),
+    (('run', 'prefix-parity', '--preset', 'ci', '--set', 'lr'), ["'lr' is not of the form key=value"]),
+    (('run', 'prefix-parity', '--preset', 'ci', '--set', 'depth=3'), ["unknown key 'depth'", 'valid keys:', 'width']),
+    (('run', 'prefix-parity', '--preset', 'ci', '--set', 'updates=1e3'), ["bad value '1e3' for updates: expected int"]),
+    (('run', 'prefix-parity', '--resume'), ['--resume needs the run directory']),
+    (('run',), ['the following arguments are required']),
+    (('frobnicate',), ["invalid choice: 'frobnicate'"]),
+    (('eval', 'no/such/run'), ['has no checkpoint.pt']),
+    (('report', 'no/such/run'), ['is not a run directory']),
+])
+def test_user_errors_exit_2_with_one_line(args, needles):
+    one_line_error(ttc(*args), *needles)
+
+def test_run_eval_report(tmp_path):
+    out = tmp_path/'run'
+    r = ttc('run', 'prefix-parity', '--preset', 'ci', '--out', out)
+    assert r.returncode == 0, r.stderr
+    assert f'results: {out}' in r.stdout
+    for f in ['config.json', 'env.json', 'metrics.jsonl', 'checkpoint.pt', 'curve.json', 'summary.json', 'learning.png', 'compute_curve.png']:
+        assert (out/f).stat().st_size > 0, f
+    s = json.loads((out/'summary.json').read_text())
+    assert s['experiment'] == 'prefix-parity' and s['preset'] == 'ci' and s['wall_time_s'] > 0
+    assert {'torch', 'python', 'commit', 'device'} <= set(s['env'])
+    one_line_error(ttc('run', 'prefix-parity', '--preset', 'ci', '--out', out), 'already holds a run')
+    one_line_error(ttc('run', 'prefix-parity', '--out', out, '--resume', '--set', 'lr=1'), 'cannot be combined with --resume')
+    r = ttc('eval', out, '--steps', '1,3,50')
+    assert r.returncode == 0, r.stderr
+    assert [c['steps'] for c in json.loads((out/'curve.json').read_text())][:3] == [1, 3, 50]
+    assert 'exact' in r.stdout.splitlines()[0]
+    one_line_error(ttc('eval', out, '--steps', '0,4'), 'at least 1')
+    (out/'compute_curve.png').unlink()
+    r = ttc('report', out)
+    assert r.returncode == 0 and (out/'compute_curve.png').exists(), r.stderr
+    assert '"wall_time_s"' in r.stdout
