@@ -344,9 +344,15 @@ def command(name, help):
 
 # %% ../nbs/00_core.ipynb #68a93aec
 def _git_commit():
-    try: return subprocess.run(['git', 'rev-parse', 'HEAD'], capture_output=True, text=True, timeout=5,
-                               cwd=Path(__file__).parent).stdout.strip() or None
-    except Exception: return None
+    "The commit of the ttc_nb checkout in use, with '-dirty' if it has uncommitted changes; None outside git."
+    import ttc_nb
+    try: return subprocess.run(['git', 'describe', '--always', '--dirty', '--abbrev=40'], capture_output=True, text=True,
+                               timeout=5, cwd=Path(ttc_nb.__file__).parent).stdout.strip() or None
+    except OSError: return None
+
+def _cpu_name():
+    try: return next(l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name'))
+    except (OSError, StopIteration): return platform.processor() or platform.machine()
 
 def environment(device=None):
     "Versions, hardware, git commit and time: what `env.json` records."
@@ -354,7 +360,7 @@ def environment(device=None):
     device = torch.device(device or default_device())
     return dict(ttc_nb=ttc_nb.__version__, torch=torch.__version__, python=platform.python_version(),
                 platform=platform.platform(), host=socket.gethostname(), cpus=os.cpu_count(), threads=torch.get_num_threads(),
-                device=str(device), device_name=torch.cuda.get_device_name(device) if device.type == 'cuda' else platform.processor() or platform.machine(),
+                device=str(device), device_name=torch.cuda.get_device_name(device) if device.type == 'cuda' else _cpu_name(),
                 commit=_git_commit(), started=datetime.now(timezone.utc).isoformat(timespec='seconds'))
 
 # %% ../nbs/00_core.ipynb #28c1f1ec
