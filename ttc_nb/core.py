@@ -255,7 +255,6 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
         if ckpt_every and (i + 1) % ckpt_every == 0: save(i + 1)
     if eval_fn: evaluate(updates)
     save(updates)
-    fit.elapsed = elapsed + time.time() - t0
     return recs
 
 # %% ../nbs/00_core.ipynb #7bec0d95
@@ -396,9 +395,13 @@ def report(run_dir, metric=None):
     return load_json(run_dir/'summary.json') if (run_dir/'summary.json').exists() else cfg
 
 # %% ../nbs/00_core.ipynb #f33e379e
-def _curve(setup, cfg, steps, device):
+def _curve(setup, steps, device):
     return [{'set': name, **r} for name, batches in setup.evals.items()
             for r in compute_curve(setup.model, batches, steps, setup.metrics, device)]
+
+def _saved_config(exp, saved):
+    "The config recorded in a run's `config.json` (JSON turned tuples into lists)."
+    return exp.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved['config'].items()})
 
 def _run_dir(exp, preset, out, resume):
     if out is None:
@@ -416,7 +419,7 @@ def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resu
     if resume:
         saved = load_json(run_dir/'config.json')
         if overrides: raise UsageError("--set cannot be combined with --resume: a resumed run keeps its config")
-        preset, cfg = saved['preset'], exp.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved['config'].items()})
+        preset, cfg = saved['preset'], _saved_config(exp, saved)
     else:
         cfg = exp.config(preset, overrides)
         save_json(dict(experiment=exp.name, preset=preset, config=asdict(cfg)), run_dir/'config.json')
@@ -429,11 +432,12 @@ def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resu
     fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,
         schedule=cfg.schedule, eval_fn=eval_fn, eval_every=cfg.eval_every, run_dir=run_dir,
         ckpt_every=cfg.ckpt_every, resume=resume, device=device, seed=cfg.seed, quiet=quiet)
-    curve = _curve(s, cfg, cfg.test_steps, device)
+    curve = _curve(s, cfg.test_steps, device)
     save_json(curve, run_dir/'curve.json')
     final = [r for r in curve if r['steps'] == cfg.train_steps]
-    save_json(dict(experiment=exp.name, preset=preset, final=final, curve=curve, wall_time_s=round(fit.elapsed, 2),
-                   updates_per_s=round(cfg.updates / fit.elapsed, 2), config=asdict(cfg), env=env), run_dir/'summary.json')
+    wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']   # training time, summed over resumptions
+    save_json(dict(experiment=exp.name, preset=preset, final=final, curve=curve, wall_time_s=round(wall, 2),
+                   updates_per_s=round(cfg.updates / wall, 2), config=asdict(cfg), env=env), run_dir/'summary.json')
     report(run_dir)
     return run_dir
 
@@ -443,7 +447,7 @@ def load_run(run_dir, device=None):
     if not (run_dir/'checkpoint.pt').exists(): raise UsageError(f"{run_dir} has no checkpoint.pt: not a trained run directory")
     saved = load_json(run_dir/'config.json')
     exp = get_experiment(saved['experiment'])
-    cfg = exp.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved['config'].items()})
+    cfg = _saved_config(exp, saved)
     s = exp.setup(cfg)
     s.model.load_state_dict(load_checkpoint(run_dir/'checkpoint.pt', device)['model'])
     s.model.to(device)
@@ -452,7 +456,7 @@ def load_run(run_dir, device=None):
 def evaluate_run(run_dir, steps=None, device=None):
     "Recompute a trained run's compute curve (for `steps`, default the config's), write `curve.json` and its plot."
     exp, cfg, s = load_run(run_dir, device)
-    curve = _curve(s, cfg, steps or cfg.test_steps, next(s.model.parameters()).device)
+    curve = _curve(s, steps or cfg.test_steps, next(s.model.parameters()).device)
     save_json(curve, Path(run_dir)/'curve.json')
     report(run_dir)
     return curve
