@@ -73,10 +73,10 @@ def pages():
 
 def readme():
     "README.md from the processed index notebook: markdown as is, code and outputs as fenced blocks."
+    notebook_of = {page: name for name, page, _ in pages()}
     nb = json.loads((SRC/'index.ipynb').read_text())
-    nbs = {page: nb for nb, page, _ in pages()}
     def fix(s):
-        s = re.sub(r'\]\((\w+)\.html', lambda m: f'](nbs/{nbs[m.group(1)]}', s)
+        s = re.sub(r'\]\((\w+)\.html', lambda m: f'](nbs/{notebook_of[m.group(1)]}', s)
         return re.sub(r'\]\((?!https?:|#|nbs/)([^)]+)\)', lambda m: f'](nbs/{m.group(1)})', s)
     parts = []
     for c in nb['cells']:
