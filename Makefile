@@ -39,7 +39,7 @@ docs: install
 	$(PY) tools/docs.py site
 	@echo "site: docs/index.html"
 
-# pytest includes tests/test_docs_site.py, which builds the site and checks every page in headless Chromium.
+# pytest runs tests/test_docs_site.py last: it builds the site and checks every page in headless Chromium.
 test: sync nbtest pytest
 
 export: install

@@ -12,3 +12,7 @@ def ttc(*args, cwd=None, **kw):
 
 @pytest.fixture
 def run_ttc(): return ttc
+
+def pytest_collection_modifyitems(items):
+    "The documentation build and its browser check run last, as `make test` promises."
+    items.sort(key=lambda i: i.path.name == 'test_docs_site.py')
