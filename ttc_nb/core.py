@@ -253,7 +253,7 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
             log.append(rec); recs.append(rec)
         if eval_fn and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates: evaluate(i + 1)
         if ckpt_every and (i + 1) % ckpt_every == 0: save(i + 1)
-    if eval_fn: evaluate(updates)
+    if eval_fn and start < updates: evaluate(updates)   # a resumed finished run has logged it already
     save(updates)
     return recs
 
