@@ -1,5 +1,5 @@
 "Checkpoints are written atomically: a process killed while saving never leaves a partial checkpoint."
-import os, signal, subprocess, sys, time
+import signal, subprocess, sys, time
 import torch
 from ttc_nb.core import save_checkpoint, load_checkpoint
 

@@ -2,7 +2,6 @@
 every notebook page titled. A screenshot of the index page is saved as _build/index.png."""
 import re, shutil, subprocess, sys
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urlparse, unquote
 import pytest
 from conftest import ROOT

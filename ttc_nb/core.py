@@ -13,7 +13,7 @@ __all__ = ['EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everything', 'rng_
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
-from dataclasses import dataclass, field, asdict, fields
+from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
