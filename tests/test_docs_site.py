@@ -9,7 +9,8 @@ from conftest import ROOT
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--disable-quic']
-NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machinery', 'cli': 'The ttc command line'}
+NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machinery', 'cli': 'The ttc command line',
+                  'act': 'Adaptive Computation Time'}
 
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."
