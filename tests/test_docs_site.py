@@ -10,7 +10,8 @@ CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--disable-quic']
 NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machinery', 'cli': 'The ttc command line',
-                  'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph'}
+                  'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph',
+                  'rrn': 'Recurrent relational networks'}
 
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."

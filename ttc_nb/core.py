@@ -435,7 +435,7 @@ def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resu
     fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,
         schedule=cfg.schedule, eval_fn=eval_fn, eval_every=cfg.eval_every, run_dir=run_dir,
         ckpt_every=cfg.ckpt_every, resume=resume, device=device, seed=cfg.seed, quiet=quiet)
-    curve = _curve(s, cfg.test_steps, device)
+    curve = _curve(s, sorted({*cfg.test_steps, cfg.train_steps}), device)   # the final record always exists
     save_json(curve, run_dir/'curve.json')
     final = [r for r in curve if r['steps'] == cfg.train_steps]
     wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']   # training time, summed over resumptions
