@@ -30,7 +30,7 @@ sync: install
 	  git status --porcelain; exit 1; fi; echo "sync: notebooks clean, library and README in sync"
 
 nbtest: install
-	$(BIN)/nbdev_test --n_workers 2
+	OMP_NUM_THREADS=1 $(BIN)/nbdev_test --n_workers 2   # two notebooks at a time, one thread each: no oversubscribed cores
 
 pytest: install
 	$(BIN)/pytest -q tests
