@@ -28,7 +28,7 @@ def measure(bias, args):
     def reference():
         out, rho, _ = act_reference(act, x, steps=args.steps); step(out, rho)
     with torch.no_grad(): updates = act(x, steps=args.steps).aux['updates'].mean().item()
-    v, r = per_call(vectorised, args.reps), per_call(reference, max(1, args.reps // 5))
+    v, r = per_call(vectorised, args.reps), per_call(reference, max(1, args.reps // 2))
     return dict(halt_bias=bias, mean_updates=round(updates, 3), vectorised_s=round(v, 5), reference_s=round(r, 5),
                 speedup=round(r / v, 1))
 
