@@ -7,7 +7,7 @@ __all__ = ['GATES', 'TRUTH', 'CELLS', 'TASKS', 'halting_probs', 'ACT', 'act_refe
            'PonderNet', 'pondernet_loss', 'parity_batch', 'logic_batch', 'addition_batch', 'sort_batch',
            'sequence_error', 'ACTConfig', 'act_loss', 'act_setup', 'PonderConfig', 'pondernet_setup', 'sweep', 'final']
 
-# %% ../nbs/10_act.ipynb #2d5da38c
+# %% ../nbs/10_act.ipynb #69a94b57
 import math, time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +15,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from .core import (Thoughts, TrainConfig, Setup, Experiment, register, exact, IGNORE, run_experiment,
                          load_json)
 
-# %% ../nbs/10_act.ipynb #a8b8ed59
+# %% ../nbs/10_act.ipynb #8189d2c6
 def halting_probs(h, eps=0.01):
     "Halting probabilities `p` and halting step `N` (counted from 1) of halting units `h` (..., steps); the last step is the time limit."
     if not 0 < eps < 1: raise ValueError(f"eps must be in the open interval (0, 1), got {eps}")
@@ -28,7 +28,7 @@ def halting_probs(h, eps=0.01):
     p = torch.where(before, h, torch.where(n == N[..., None], R[..., None], 0.))
     return p, N
 
-# %% ../nbs/10_act.ipynb #84c839f9
+# %% ../nbs/10_act.ipynb #9ea5511d
 def _zeros(cell, B, device):
     "The initial state of `cell` for `B` samples, as a tuple: (h,) or, for an LSTM, (h, c)."
     z = torch.zeros(B, cell.hidden_size, device=device)
@@ -47,7 +47,7 @@ def _check_cell(cell, size, what):
 def _check_steps(steps):
     if steps < 1: raise ValueError(f"steps (the time limit M) must be at least 1, got {steps}")
 
-# %% ../nbs/10_act.ipynb #e1f96a73
+# %% ../nbs/10_act.ipynb #6b99b87e
 class ACT(nn.Module):
     "Adaptive Computation Time around a recurrent `cell`: ponder on each input until the halting units reach 1 - `eps`."
     anytime = False
@@ -92,7 +92,7 @@ class ACT(nn.Module):
         return Thoughts(y.view(1, *y.shape[:2], *self.out_shape),
                         dict(rho=rho, N=N, ponder=rho.sum(1) / steps_real, updates=N.sum(1) / steps_real))
 
-# %% ../nbs/10_act.ipynb #133e1d01
+# %% ../nbs/10_act.ipynb #e9f19482
 def act_reference(act:ACT, x, steps:int=100):
     "ACT's outputs (B, T, *out_shape), rho and N (B, T), computed one sample, input and update at a time."
     x, mask = x if isinstance(x, (tuple, list)) else (x, torch.ones(x.shape[:2], dtype=torch.bool))
@@ -117,7 +117,7 @@ def act_reference(act:ACT, x, steps:int=100):
     B, T = x.shape[:2]
     return torch.stack(ys).view(B, T, *act.out_shape), torch.stack(rhos).view(B, T), torch.tensor(Ns).view(B, T)
 
-# %% ../nbs/10_act.ipynb #c864f0c2
+# %% ../nbs/10_act.ipynb #31b4ec15
 def geometric(lambda_p:float, steps:int):
     "The geometric distribution over steps 1..`steps` with halting probability `lambda_p`, the last step taking the remaining mass."
     if not 0 < lambda_p <= 1: raise ValueError(f"lambda_p must be in (0, 1], got {lambda_p}")
@@ -130,7 +130,7 @@ def pondernet_log_probs(a):
     before = torch.cat([torch.zeros_like(a[..., :1]), log_go[..., :-1].cumsum(-1)], -1)   # sum_{j<n} log(1 - lambda_j)
     return before + torch.cat([log_halt[..., :-1], torch.zeros_like(a[..., -1:])], -1)
 
-# %% ../nbs/10_act.ipynb #6e5ca46d
+# %% ../nbs/10_act.ipynb #9f7ad426
 class PonderNet(nn.Module):
     "PonderNet halting around a recurrent `cell`: step n halts with probability lambda_n, sampled at evaluation."
     anytime = False
@@ -169,7 +169,7 @@ def pondernet_loss(th:Thoughts, y, beta:float, lambda_p:float):
     kl = (p * (log_p - geometric(lambda_p, p.shape[1]).to(p).log())).sum(1).mean()   # KL(p || p_G)
     return L + beta * kl, {'kl': kl.detach(), 'ponder': th.aux['expected_steps'].mean().detach()}
 
-# %% ../nbs/10_act.ipynb #2fac1239
+# %% ../nbs/10_act.ipynb #cba50811
 def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None):
     "`n` parity vectors of `bits` entries, between `lo` and `hi` of them +-1; targets: the parity of the +1s."
     hi = bits if hi is None else hi
@@ -179,7 +179,7 @@ def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None):
     x = place * (torch.randint(0, 2, (n, bits), generator=gen) * 2 - 1)
     return x.float()[:, None], ((x == 1).sum(1) % 2)[:, None]
 
-# %% ../nbs/10_act.ipynb #4a94c4a6
+# %% ../nbs/10_act.ipynb #4035ddcf
 GATES = ('NOR', 'Xq', 'ABJ', 'XOR', 'NAND', 'AND', 'XNOR', 'if/then', 'then/if', 'OR')
 TRUTH = torch.tensor([   # TRUTH[g, P, Q]: the paper's table 1
     [[1, 0], [0, 0]], [[0, 1], [0, 0]], [[0, 0], [1, 0]], [[0, 1], [1, 0]], [[1, 1], [1, 0]],
@@ -208,7 +208,7 @@ def logic_batch(n:int, gen=None, max_len:int=10, max_gates:int=10):
         prev = b1
     return (x * mask[..., None], mask), y
 
-# %% ../nbs/10_act.ipynb #925cb24a
+# %% ../nbs/10_act.ipynb #03832c2c
 def addition_batch(n:int, gen=None, max_len:int=5, max_digits:int=5, out_digits:int=6):
     "`n` addition sequences: inputs `(x, mask)`, x (n, max_len, 10 max_digits); targets (n, max_len, out_digits) in 0..10."
     T, mask = _lengths(n, 1, max_len, max_len, gen)
@@ -224,7 +224,7 @@ def addition_batch(n:int, gen=None, max_len:int=5, max_digits:int=5, out_digits:
     y[:, 0], y[~mask] = IGNORE, IGNORE
     return (x.flatten(2).float(), mask), y
 
-# %% ../nbs/10_act.ipynb #098a61e2
+# %% ../nbs/10_act.ipynb #6b14fffd
 def sort_batch(n:int, gen=None, max_len:int=15):
     "`n` sorting sequences: inputs `(x, mask)`, x (n, 2 max_len, 2); targets (n, 2 max_len): the indices in ascending order."
     k, _ = _lengths(n, 2, max_len, max_len, gen)
@@ -238,7 +238,7 @@ def sort_batch(n:int, gen=None, max_len:int=15):
     y[rows, k[rows] + pos] = v.argsort(1)[rows, pos]
     return (x, torch.arange(2 * max_len) < 2 * k[:, None]), y
 
-# %% ../nbs/10_act.ipynb #18df7d36
+# %% ../nbs/10_act.ipynb #42fc8f3b
 def sequence_error(pred, y):
     "1 for a sequence with any wrong output, else 0."
     return 1 - exact(pred, y)
@@ -284,7 +284,7 @@ def act_setup(cfg:ACTConfig):
                  loss=lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau),
                  evals=evals, metrics={'error': sequence_error})
 
-# %% ../nbs/10_act.ipynb #889bf5d3
+# %% ../nbs/10_act.ipynb #9b15aa2c
 @dataclass
 class PonderConfig(ACTConfig):
     lambda_p: float = 0.1
@@ -298,7 +298,7 @@ def pondernet_setup(cfg:PonderConfig):
                  loss=lambda m, b: pondernet_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.beta, cfg.lambda_p),
                  evals=evals, metrics={'error': sequence_error})
 
-# %% ../nbs/10_act.ipynb #732fd302
+# %% ../nbs/10_act.ipynb #cf132737
 _ci = dict(hidden=16, batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=10, eval_size=32, test_steps=(1, 2, 10))
 _adam = dict(wd=0., clip=0.)
 _curve = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 100)
@@ -331,7 +331,7 @@ register(Experiment('pondernet-parity', 'PonderNet on parity, trained on 1..bits
     gpu=_adam | dict(bits=96, train_max=48, batch_size=128, lr=3e-4, updates=300000, eval_every=20000, ckpt_every=10000,
                      train_steps=20, test_steps=(1, 2, 4, 8, 16, 20, 32, 64)))))
 
-# %% ../nbs/10_act.ipynb #cd95ea23
+# %% ../nbs/10_act.ipynb #0735bcfe
 def sweep(name:str, key:str, values, out, preset='cpu', overrides=(), baseline=True, quiet=True):
     "Train `name` once per value of `key` and, with `baseline`, once without ACT; returns {label: summary}."
     runs = {f'{key}={v}': [*overrides, f'{key}={v}'] for v in values}
