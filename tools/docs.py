@@ -6,7 +6,7 @@
 Quarto, which `nbdev_docs` uses, cannot be installed on our machines, so nbdev's own processing
 (`nbdev.serve.proc_nbs`: show_doc rendered, exports hidden, links added) feeds a renderer from PyPI instead.
 """
-import json, re, shutil, subprocess, sys, tarfile
+import importlib, json, re, shutil, subprocess, sys, tarfile
 from pathlib import Path
 import yaml
 from nbdev.config import get_config
@@ -116,10 +116,11 @@ def site():
     api = ['# API', '', 'Every exported symbol, with a link to where its notebook defines and demonstrates it.', '']
     for mod, syms in d['syms'].items():
         if not syms: continue
+        public = set(getattr(importlib.import_module(mod), '__all__', ()))   # `#| export`ed: documented, so anchored
         api += [f'## `{mod}`', '']
         for sym, (url, _) in sorted(syms.items()):
             name = sym.removeprefix(mod + '.')
-            if '.' not in name and not name.startswith('_'): api.append(f"- [`{name}`]({url})")
+            if name in public: api.append(f"- [`{name}`]({url})")
         api.append('')
     (SRC/'api.md').write_text('\n'.join(api))
     ps = sorted(ps, key=lambda p: p[1] != 'index')
