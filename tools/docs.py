@@ -49,7 +49,7 @@ def _cell(c, links):
 def pages():
     "Process the notebooks into `_build/src/<page>.ipynb`; returns [(notebook name, page name, title)]."
     cfg = get_config()
-    proc = proc_nbs(n_workers=0)
+    proc = proc_nbs(n_workers=0, force=True)   # also redo unchanged notebooks: doc links depend on every module
     fronts = {p.name: _front(json.loads(p.read_text()))[0] for p in sorted(proc.glob('*.ipynb'))}
     names = {nb: f.get('output-file', nb).replace('.html', '') for nb, f in fronts.items()}
     host = f"{cfg.doc_host}{cfg.doc_baseurl}".rstrip('/') + '/'
