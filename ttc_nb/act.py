@@ -8,7 +8,7 @@ __all__ = ['GATES', 'TRUTH', 'CELLS', 'TASKS', 'halting_probs', 'ACT', 'act_refe
            'sequence_error', 'ACTConfig', 'act_loss', 'act_setup', 'PonderConfig', 'pondernet_setup', 'sweep', 'final']
 
 # %% ../nbs/10_act.ipynb #69a94b57
-import math, time
+import math
 from dataclasses import dataclass
 from pathlib import Path
 import torch, torch.nn as nn, torch.nn.functional as F
