@@ -7,7 +7,7 @@ __all__ = ['GATES', 'TRUTH', 'CELLS', 'TASKS', 'halting_probs', 'ACT', 'act_refe
            'PonderNet', 'pondernet_loss', 'parity_batch', 'logic_batch', 'addition_batch', 'sort_batch',
            'sequence_error', 'ACTConfig', 'act_loss', 'act_setup', 'PonderConfig', 'pondernet_setup', 'sweep', 'final']
 
-# %% ../nbs/10_act.ipynb #69a94b57
+# %% ../nbs/10_act.ipynb #0d84ab5a
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +15,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from .core import (Thoughts, TrainConfig, Setup, Experiment, register, exact, IGNORE, run_experiment,
                          load_json)
 
-# %% ../nbs/10_act.ipynb #8189d2c6
+# %% ../nbs/10_act.ipynb #7c9b0980
 def halting_probs(h, eps=0.01):
     "Halting probabilities `p` and halting step `N` (counted from 1) of halting units `h` (..., steps); the last step is the time limit."
     if not 0 < eps < 1: raise ValueError(f"eps must be in the open interval (0, 1), got {eps}")
@@ -28,7 +28,7 @@ def halting_probs(h, eps=0.01):
     p = torch.where(before, h, torch.where(n == N[..., None], R[..., None], 0.))
     return p, N
 
-# %% ../nbs/10_act.ipynb #9ea5511d
+# %% ../nbs/10_act.ipynb #6e0d791e
 def _zeros(cell, B, device):
     "The initial state of `cell` for `B` samples, as a tuple: (h,) or, for an LSTM, (h, c)."
     z = torch.zeros(B, cell.hidden_size, device=device)
@@ -47,19 +47,28 @@ def _check_cell(cell, size, what):
 def _check_steps(steps):
     if steps < 1: raise ValueError(f"steps (the time limit M) must be at least 1, got {steps}")
 
-# %% ../nbs/10_act.ipynb #6b99b87e
-class ACT(nn.Module):
-    "Adaptive Computation Time around a recurrent `cell`: ponder on each input until the halting units reach 1 - `eps`."
+def _with_mask(x):
+    "Inputs `x` (B, T, n_in) or `(x, mask)` as a pair; without a mask every step is real."
+    return x if isinstance(x, (tuple, list)) else (x, torch.ones(x.shape[:2], dtype=torch.bool, device=x.device))
+
+class _Pondering(nn.Module):
+    "A recurrent `cell` with a halting unit and an output layer, both read from its hidden state; not anytime."
     anytime = False
-    def __init__(self, cell, n_in:int, n_out, eps=0.01, halt_bias=1.):
+    def __init__(self, cell, n_out):
         super().__init__()
+        self.cell, self.out_shape = cell, tuple(n_out) if isinstance(n_out, (tuple, list)) else (n_out,)
+        self.halt = nn.Linear(cell.hidden_size, 1)
+        self.out = nn.Linear(cell.hidden_size, math.prod(self.out_shape))
+
+# %% ../nbs/10_act.ipynb #d7559085
+class ACT(_Pondering):
+    "Adaptive Computation Time around a recurrent `cell`: ponder on each input until the halting units reach 1 - `eps`."
+    def __init__(self, cell, n_in:int, n_out, eps=0.01, halt_bias=1.):
         if not 0 < eps < 1: raise ValueError(f"eps must be in the open interval (0, 1), got {eps}")
         _check_cell(cell, n_in + 1, f"n_in + 1 = {n_in} inputs and the first-step flag")
-        self.cell, self.n_in, self.eps = cell, n_in, eps
-        self.out_shape = tuple(n_out) if isinstance(n_out, (tuple, list)) else (n_out,)
-        self.halt = nn.Linear(cell.hidden_size, 1)                   # W_h, b_h
+        super().__init__(cell, n_out)                                   # halt: W_h, b_h; out: W_y, b_y
+        self.n_in, self.eps = n_in, eps
         nn.init.constant_(self.halt.bias, halt_bias)
-        self.out = nn.Linear(cell.hidden_size, math.prod(self.out_shape))   # W_y, b_y
 
     def ponder(self, s, x, real, M):
         "One input step: the mean-field state and output, rho and N per sample, and the probabilities p (B, updates)."
@@ -69,7 +78,7 @@ class ACT(nn.Module):
             s = _update(self.cell, s, torch.cat([x, flag if n == 1 else 0 * flag], 1))   # s_t^n
             states.append(s); outs.append(self.out(s[0]))
             hs.append(torch.sigmoid(self.halt(s[0]))[:, 0])                          # h_t^n
-            if ((torch.stack(hs, -1).cumsum(-1)[:, -1] >= 1 - self.eps) | ~real).all(): break
+            if ((torch.stack(hs, -1).cumsum(-1)[:, -1] >= 1 - self.eps) | ~real).all(): break   # halting_probs's sums
         p, N = halting_probs(torch.stack(hs, -1), self.eps)                   # (B, updates), (B,)
         mean = lambda vs: (p.T[..., None] * torch.stack(vs)).sum(0)            # sum_n p_t^n v^n
         R = p.gather(1, N[:, None] - 1)[:, 0]
@@ -78,7 +87,7 @@ class ACT(nn.Module):
     def forward(self, x, steps:int=100):
         "Outputs (1, B, T, *out_shape) under time limit `steps`, for inputs `x` (B, T, n_in) or `(x, mask)`."
         _check_steps(steps)
-        x, mask = x if isinstance(x, (tuple, list)) else (x, torch.ones(x.shape[:2], dtype=torch.bool, device=x.device))
+        x, mask = _with_mask(x)
         if x.dim() != 3 or x.shape[-1] != self.n_in:
             raise ValueError(f"inputs must have shape (batch, time, n_in={self.n_in}), got {tuple(x.shape)}")
         s, ys, rhos, Ns = _zeros(self.cell, len(x), x.device), [], [], []
@@ -92,10 +101,10 @@ class ACT(nn.Module):
         return Thoughts(y.view(1, *y.shape[:2], *self.out_shape),
                         dict(rho=rho, N=N, ponder=rho.sum(1) / steps_real, updates=N.sum(1) / steps_real))
 
-# %% ../nbs/10_act.ipynb #e9f19482
+# %% ../nbs/10_act.ipynb #ced4101d
 def act_reference(act:ACT, x, steps:int=100):
     "ACT's outputs (B, T, *out_shape), rho and N (B, T), computed one sample, input and update at a time."
-    x, mask = x if isinstance(x, (tuple, list)) else (x, torch.ones(x.shape[:2], dtype=torch.bool))
+    x, mask = _with_mask(x)
     ys, rhos, Ns = [], [], []
     for b in range(len(x)):
         s = _zeros(act.cell, 1, x.device)
@@ -117,7 +126,7 @@ def act_reference(act:ACT, x, steps:int=100):
     B, T = x.shape[:2]
     return torch.stack(ys).view(B, T, *act.out_shape), torch.stack(rhos).view(B, T), torch.tensor(Ns).view(B, T)
 
-# %% ../nbs/10_act.ipynb #31b4ec15
+# %% ../nbs/10_act.ipynb #aa4c20b2
 def geometric(lambda_p:float, steps:int):
     "The geometric distribution over steps 1..`steps` with halting probability `lambda_p`, the last step taking the remaining mass."
     if not 0 < lambda_p <= 1: raise ValueError(f"lambda_p must be in (0, 1], got {lambda_p}")
@@ -130,17 +139,13 @@ def pondernet_log_probs(a):
     before = torch.cat([torch.zeros_like(a[..., :1]), log_go[..., :-1].cumsum(-1)], -1)   # sum_{j<n} log(1 - lambda_j)
     return before + torch.cat([log_halt[..., :-1], torch.zeros_like(a[..., -1:])], -1)
 
-# %% ../nbs/10_act.ipynb #9f7ad426
-class PonderNet(nn.Module):
+# %% ../nbs/10_act.ipynb #dfaf36de
+class PonderNet(_Pondering):
     "PonderNet halting around a recurrent `cell`: step n halts with probability lambda_n, sampled at evaluation."
-    anytime = False
     def __init__(self, cell, n_in:int, n_out):
-        super().__init__()
         _check_cell(cell, n_in, f"n_in = {n_in}")
-        self.cell, self.n_in = cell, n_in
-        self.out_shape = tuple(n_out) if isinstance(n_out, (tuple, list)) else (n_out,)
-        self.halt = nn.Linear(cell.hidden_size, 1)                          # lambda_n
-        self.out = nn.Linear(cell.hidden_size, math.prod(self.out_shape))
+        super().__init__(cell, n_out)                                   # halt: lambda_n's logit
+        self.n_in = n_in
 
     def forward(self, x, steps:int=20):
         "The sampled-halting prediction (1, B, 1, *out_shape) under time limit `steps`; every step's output and log p in `aux`."
@@ -169,7 +174,7 @@ def pondernet_loss(th:Thoughts, y, beta:float, lambda_p:float):
     kl = (p * (log_p - geometric(lambda_p, p.shape[1]).to(p).log())).sum(1).mean()   # KL(p || p_G)
     return L + beta * kl, {'kl': kl.detach(), 'ponder': th.aux['expected_steps'].mean().detach()}
 
-# %% ../nbs/10_act.ipynb #cba50811
+# %% ../nbs/10_act.ipynb #e26dbff9
 def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None):
     "`n` parity vectors of `bits` entries, between `lo` and `hi` of them +-1; targets: the parity of the +1s."
     hi = bits if hi is None else hi
@@ -179,7 +184,7 @@ def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None):
     x = place * (torch.randint(0, 2, (n, bits), generator=gen) * 2 - 1)
     return x.float()[:, None], ((x == 1).sum(1) % 2)[:, None]
 
-# %% ../nbs/10_act.ipynb #4035ddcf
+# %% ../nbs/10_act.ipynb #bebf083a
 GATES = ('NOR', 'Xq', 'ABJ', 'XOR', 'NAND', 'AND', 'XNOR', 'if/then', 'then/if', 'OR')
 TRUTH = torch.tensor([   # TRUTH[g, P, Q]: the paper's table 1
     [[1, 0], [0, 0]], [[0, 1], [0, 0]], [[0, 0], [1, 0]], [[0, 1], [1, 0]], [[1, 1], [1, 0]],
@@ -208,7 +213,7 @@ def logic_batch(n:int, gen=None, max_len:int=10, max_gates:int=10):
         prev = b1
     return (x * mask[..., None], mask), y
 
-# %% ../nbs/10_act.ipynb #03832c2c
+# %% ../nbs/10_act.ipynb #8566782b
 def addition_batch(n:int, gen=None, max_len:int=5, max_digits:int=5, out_digits:int=6):
     "`n` addition sequences: inputs `(x, mask)`, x (n, max_len, 10 max_digits); targets (n, max_len, out_digits) in 0..10."
     T, mask = _lengths(n, 1, max_len, max_len, gen)
@@ -224,21 +229,22 @@ def addition_batch(n:int, gen=None, max_len:int=5, max_digits:int=5, out_digits:
     y[:, 0], y[~mask] = IGNORE, IGNORE
     return (x.flatten(2).float(), mask), y
 
-# %% ../nbs/10_act.ipynb #6b14fffd
+# %% ../nbs/10_act.ipynb #50bafdb3
 def sort_batch(n:int, gen=None, max_len:int=15):
     "`n` sorting sequences: inputs `(x, mask)`, x (n, 2 max_len, 2); targets (n, 2 max_len): the indices in ascending order."
     k, _ = _lengths(n, 2, max_len, max_len, gen)
     i = torch.arange(max_len)
-    v = torch.randn(n, max_len, generator=gen).masked_fill(i >= k[:, None], float('inf'))
+    pad = i >= k[:, None]
+    v = torch.randn(n, max_len, generator=gen).masked_fill(pad, float('inf'))      # padding sorts last
     x = torch.zeros(n, 2 * max_len, 2)
-    x[:, :max_len, 0] = v.masked_fill(i >= k[:, None], 0.)
+    x[:, :max_len, 0] = v.masked_fill(pad, 0.)
     x[torch.arange(n), k - 1, 1] = 1.                                               # the end flag
     y = torch.full((n, 2 * max_len), IGNORE)
-    rows, pos = torch.where(i < k[:, None])
+    rows, pos = torch.where(~pad)
     y[rows, k[rows] + pos] = v.argsort(1)[rows, pos]
     return (x, torch.arange(2 * max_len) < 2 * k[:, None]), y
 
-# %% ../nbs/10_act.ipynb #42fc8f3b
+# %% ../nbs/10_act.ipynb #5a4f7197
 def sequence_error(pred, y):
     "1 for a sequence with any wrong output, else 0."
     return 1 - exact(pred, y)
@@ -284,7 +290,7 @@ def act_setup(cfg:ACTConfig):
                  loss=lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau),
                  evals=evals, metrics={'error': sequence_error})
 
-# %% ../nbs/10_act.ipynb #9b15aa2c
+# %% ../nbs/10_act.ipynb #06638be3
 @dataclass
 class PonderConfig(ACTConfig):
     lambda_p: float = 0.1
@@ -298,7 +304,7 @@ def pondernet_setup(cfg:PonderConfig):
                  loss=lambda m, b: pondernet_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.beta, cfg.lambda_p),
                  evals=evals, metrics={'error': sequence_error})
 
-# %% ../nbs/10_act.ipynb #cf132737
+# %% ../nbs/10_act.ipynb #bec7c312
 _ci = dict(hidden=16, batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=10, eval_size=32, test_steps=(1, 2, 10))
 _adam = dict(wd=0., clip=0.)
 _curve = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 100)
@@ -331,7 +337,7 @@ register(Experiment('pondernet-parity', 'PonderNet on parity, trained on 1..bits
     gpu=_adam | dict(bits=96, train_max=48, batch_size=128, lr=3e-4, updates=300000, eval_every=20000, ckpt_every=10000,
                      train_steps=20, test_steps=(1, 2, 4, 8, 16, 20, 32, 64)))))
 
-# %% ../nbs/10_act.ipynb #0735bcfe
+# %% ../nbs/10_act.ipynb #e1f290db
 def sweep(name:str, key:str, values, out, preset='cpu', overrides=(), baseline=True, quiet=True):
     "Train `name` once per value of `key` and, with `baseline`, once without ACT; returns {label: summary}."
     runs = {f'{key}={v}': [*overrides, f'{key}={v}'] for v in values}
