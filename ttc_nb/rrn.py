@@ -25,7 +25,7 @@ def message_sum(f:nn.Sequential, h, edges):
     "m_j = sum of f([h_i, h_j]) over the edges i -> j of `edges` (2, E), for states `h` (B, N, H): (B, N, out)."
     i, j = edges
     W_i, W_j = f[0].weight.chunk(2, 1)                                # f's first layer: W_i h_i + W_j h_j + b
-    m_ij = f[1:]((h @ W_i.T)[:, i] + F.linear(h, W_j, f[0].bias)[:, j])   # (B, E, out)
+    m_ij = f[1:]((h @ W_i.T).index_select(1, i) + F.linear(h, W_j, f[0].bias).index_select(1, j))   # (B, E, out)
     return m_ij.new_zeros(*h.shape[:2], m_ij.shape[-1]).index_add_(1, j, m_ij)
 
 # %% ../nbs/41_rrn.ipynb #c5895401
