@@ -26,6 +26,8 @@ def test_list_names_every_experiment_with_presets():
     (('run', 'prefix-parity', '--preset', 'ci', '--set', 'depth=3'), ["unknown key 'depth'", 'valid keys:', 'width']),
     (('run', 'prefix-parity', '--preset', 'ci', '--set', 'updates=1e3'), ["bad value '1e3' for updates: expected int"]),
     (('run', 'prefix-parity', '--resume'), ['--resume needs the run directory']),
+    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'bands=hard'), ["sudoku-rrn: a band is 'minimal' or a range of givens LOW-HIGH", "got 'hard'"]),
+    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'givens=50,60'), ['givens must be a number or a range (low, high) within 0..16, got (50, 60)']),
     (('run',), ['the following arguments are required']),
     (('frobnicate',), ["invalid choice: 'frobnicate'"]),
     (('eval', 'no/such/run'), ['has no checkpoint.pt']),

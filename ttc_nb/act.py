@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 import torch, torch.nn as nn, torch.nn.functional as F
-from .core import (Thoughts, TrainConfig, Setup, Experiment, register, exact, IGNORE, run_experiment,
+from .core import (Thoughts, TrainConfig, Setup, Experiment, register, exact, IGNORE, ensure_run,
                          load_json)
 
 # %% ../nbs/10_act.ipynb #7c9b0980
@@ -342,14 +342,7 @@ def sweep(name:str, key:str, values, out, preset='cpu', overrides=(), baseline=T
     "Train `name` once per value of `key` and, with `baseline`, once without ACT; returns {label: summary}."
     runs = {f'{key}={v}': [*overrides, f'{key}={v}'] for v in values}
     if baseline: runs['no ACT'] = [*overrides, 'train_steps=1']
-    res = {}
-    for label, ov in runs.items():
-        d = Path(out)/label.replace(' ', '-')
-        if not (d/'summary.json').exists():
-            resume = (d/'config.json').exists()
-            run_experiment(name, preset, () if resume else ov, out=d, resume=resume, quiet=quiet)
-        res[label] = load_json(d/'summary.json')
-    return res
+    return {label: ensure_run(name, preset, ov, Path(out)/label.replace(' ', '-'), quiet=quiet) for label, ov in runs.items()}
 
 def final(summary, set='test'):
     "A run's record for held-out set `set` at its training time limit."

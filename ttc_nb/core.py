@@ -7,9 +7,9 @@ __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everythi
            'Recurrent', 'per_sample', 'accuracy', 'exact', 'to_device', 'compute_curve', 'plot_compute_curve',
            'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'fit',
            'TrainConfig', 'UsageError', 'apply_overrides', 'Setup', 'Experiment', 'register', 'get_experiment',
-           'command', 'environment', 'plot_learning', 'report', 'run_experiment', 'load_run', 'evaluate_run',
-           'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy', 'PrefixParityConfig',
-           'prefix_parity_setup']
+           'command', 'environment', 'plot_learning', 'report', 'run_experiment', 'ensure_run', 'load_run',
+           'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy',
+           'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
@@ -423,13 +423,13 @@ def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resu
         saved = load_json(run_dir/'config.json')
         if overrides: raise UsageError("--set cannot be combined with --resume: a resumed run keeps its config")
         preset, cfg = saved['preset'], _saved_config(exp, saved)
-    else:
-        cfg = exp.config(preset, overrides)
-        save_json(dict(experiment=exp.name, preset=preset, config=asdict(cfg)), run_dir/'config.json')
+    else: cfg = exp.config(preset, overrides)
+    seed_everything(cfg.seed)
+    try: s = exp.setup(cfg)
+    except ValueError as e: raise UsageError(f"{exp.name}: {e}") from e      # a config value the setup refuses
+    if not resume: save_json(dict(experiment=exp.name, preset=preset, config=asdict(cfg)), run_dir/'config.json')
     env = environment(device)
     save_json(env, run_dir/'env.json')
-    seed_everything(cfg.seed)
-    s = exp.setup(cfg)
     first = next(iter(s.evals.values()))
     eval_fn = lambda m: compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0] | {'steps': cfg.train_steps}
     fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,
@@ -443,6 +443,18 @@ def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resu
                    updates_per_s=round(cfg.updates / wall, 2), config=asdict(cfg), env=env), run_dir/'summary.json')
     report(run_dir)
     return run_dir
+
+def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
+    "The summary of the run of `name` in `out`: read back when finished, resumed when interrupted, else trained."
+    out, exp = Path(out), get_experiment(name)
+    if (out/'config.json').exists():
+        saved = load_json(out/'config.json')
+        if (saved['preset'], _saved_config(exp, saved)) != (preset, exp.config(preset, overrides)):
+            raise UsageError(f"{out} holds a run of another config; remove it or choose another directory")
+    if not (out/'summary.json').exists():
+        resume = (out/'config.json').exists()
+        run_experiment(name, preset, () if resume else overrides, out=out, device=device, resume=resume, quiet=quiet)
+    return load_json(out/'summary.json')
 
 def load_run(run_dir, device=None):
     "The experiment, config and `Setup` of a run, with the model's trained weights loaded."
