@@ -4,7 +4,7 @@ VENV ?= .venv
 TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 PY := $(BIN)/python
-EXP ?= prefix-parity
+EXP ?= sudoku-rrn
 
 .PHONY: install run test sync nbtest pytest docs export slow clean
 
