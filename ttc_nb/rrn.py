@@ -6,14 +6,14 @@
 __all__ = ['mlp', 'message_sum', 'RRN', 'legal_grid', 'relabel', 'sampler', 'batches', 'band', 'RRNConfig', 'rrn_data',
            'rrn_setup', 'step_probs', 'changes_by_confidence', 'by_givens', 'animate']
 
-# %% ../nbs/41_rrn.ipynb #fc528ab9
+# %% ../nbs/41_rrn.ipynb #e5360406
 import math
 from dataclasses import dataclass
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from .core import Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, stepwise_cross_entropy, atomic_write
 from .sudoku import BANDS, constraint_edges, geometry, splits
 
-# %% ../nbs/41_rrn.ipynb #c77e4384
+# %% ../nbs/41_rrn.ipynb #505ae6d6
 def mlp(n_in:int, hidden:int, n_out:int, layers:int=3):
     "`layers` linear layers n_in -> hidden -> ... -> n_out with a ReLU between every two."
     if layers < 1: raise ValueError(f"an MLP needs at least 1 layer, got layers={layers}")
@@ -21,7 +21,7 @@ def mlp(n_in:int, hidden:int, n_out:int, layers:int=3):
     mods = [m for a, b in zip(sizes, sizes[1:]) for m in (nn.Linear(a, b), nn.ReLU())]
     return nn.Sequential(*mods[:-1])
 
-# %% ../nbs/41_rrn.ipynb #75f7ce91
+# %% ../nbs/41_rrn.ipynb #4b6ccc02
 def message_sum(f:nn.Sequential, h, edges):
     "m_j = sum of f([h_i, h_j]) over the edges i -> j of `edges` (2, E), for states `h` (B, N, H): (B, N, out)."
     i, j = edges
@@ -29,7 +29,7 @@ def message_sum(f:nn.Sequential, h, edges):
     m_ij = f[1:]((h @ W_i.T).index_select(1, i) + F.linear(h, W_j, f[0].bias).index_select(1, j))   # (B, E, out)
     return m_ij.new_zeros(*h.shape[:2], m_ij.shape[-1]).index_add_(1, j, m_ij)
 
-# %% ../nbs/41_rrn.ipynb #d9634d21
+# %% ../nbs/41_rrn.ipynb #c81006d2
 class RRN(Recurrent):
     "Palm et al.'s recurrent relational network on Sudoku boards with boxes of shape `box`."
     def __init__(self, box=(3, 3), hidden:int=96, mlp_layers:int=3, embed:int=16, positions:bool=True):
@@ -76,7 +76,7 @@ class RRN(Recurrent):
 
     def readout(self, state): return self.r(state[0])                             # (B, N, n) logits
 
-# %% ../nbs/41_rrn.ipynb #094379c0
+# %% ../nbs/41_rrn.ipynb #75176098
 def legal_grid(box=(3, 3)):
     "A metric f(pred, y): 1 for a board whose argmax digits (B, n*n, n) fill every row, column and box with each digit once."
     g = geometry(box)
@@ -88,7 +88,7 @@ def legal_grid(box=(3, 3)):
         return (d == torch.arange(g.n, device=d.device)).flatten(1).all(1).float()
     return legal
 
-# %% ../nbs/41_rrn.ipynb #d6c7d60e
+# %% ../nbs/41_rrn.ipynb #7ed27af2
 def relabel(puzzles, solutions, gen=None):
     "`puzzles` and `solutions` (B, n*n) with each board's digits renamed by its own random permutation; blanks stay 0."
     B, n = len(solutions), math.isqrt(solutions.shape[1])
@@ -96,7 +96,7 @@ def relabel(puzzles, solutions, gen=None):
     table = torch.cat([torch.zeros(B, 1, dtype=perm.dtype), perm], 1)           # (B, n + 1): 0 stays 0
     return table.gather(1, puzzles), table.gather(1, solutions)
 
-# %% ../nbs/41_rrn.ipynb #ba13cff2
+# %% ../nbs/41_rrn.ipynb #03246f79
 def sampler(data:dict, batch_size:int, augment:bool=True):
     "`sample(gen)`: a batch of `batch_size` puzzles of `data` and their targets (solution digits - 1), relabelled with `augment`."
     def sample(gen):
@@ -110,7 +110,7 @@ def batches(data:dict, size:int):
     "The puzzles of `data` and their targets in batches of `size`: [(x, y), ...]."
     return [(x, s - 1) for x, s in zip(data['puzzles'].split(size), data['solutions'].split(size))]
 
-# %% ../nbs/41_rrn.ipynb #7358250b
+# %% ../nbs/41_rrn.ipynb #893c7f25
 def band(name:str):
     "The givens of the band called `name`: None for 'minimal', (low, high) for 'LOW-HIGH'."
     if name == 'minimal': return None
@@ -118,7 +118,7 @@ def band(name:str):
     except ValueError: raise ValueError(f"a band is 'minimal' or a range of givens LOW-HIGH such as '27-32', got {name!r}") from None
     return lo, hi
 
-# %% ../nbs/41_rrn.ipynb #fb0b4dd1
+# %% ../nbs/41_rrn.ipynb #01c7e2d7
 @dataclass
 class RRNConfig(TrainConfig):
     "The `sudoku-rrn` config: the board, the network, the data."
@@ -150,7 +150,7 @@ def rrn_setup(cfg:RRNConfig):
                  loss=lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1]),
                  evals=evals, metrics={'exact': exact, 'acc': accuracy, 'legal': legal_grid(box)})
 
-# %% ../nbs/41_rrn.ipynb #10384633
+# %% ../nbs/41_rrn.ipynb #ea40bb5e
 _curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 register(Experiment('sudoku-rrn', 'a recurrent relational network solves Sudoku by message passing; tested by band of givens with more steps',
     RRNConfig, rrn_setup, presets=dict(
@@ -162,13 +162,13 @@ register(Experiment('sudoku-rrn', 'a recurrent relational network solves Sudoku 
     gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
              ckpt_every=2500, train_steps=32, test_steps=(*_curve, 96, 128), train_size=100000, valid_size=1000, test_size=1000))));
 
-# %% ../nbs/41_rrn.ipynb #8df25694
+# %% ../nbs/41_rrn.ipynb #746c24e2
 @torch.no_grad()
 def step_probs(model, x, steps:int):
     "The probabilities of the digits of every cell of puzzles `x` after each step: (steps, B, n*n, n)."
     return model(x, steps=steps).preds.float().softmax(-1)
 
-# %% ../nbs/41_rrn.ipynb #a549ea36
+# %% ../nbs/41_rrn.ipynb #6a725597
 def changes_by_confidence(probs, mask=None, bins:int=10):
     "Cells at each step t binned by confidence (top probability): per bin, how many and the share whose argmax changes at t+1."
     conf, pred = probs.max(-1)                                                    # (T, B, N)
@@ -180,7 +180,7 @@ def changes_by_confidence(probs, mask=None, bins:int=10):
     return [dict(lo=b / bins, hi=(b + 1) / bins, cells=n, changed=f / n if n else math.nan)
             for b, (n, f) in enumerate(zip(cells.tolist(), flips.tolist()))]
 
-# %% ../nbs/41_rrn.ipynb #be33ec63
+# %% ../nbs/41_rrn.ipynb #8af58f84
 @torch.no_grad()
 def by_givens(model, sets:dict, steps, batch:int=250):
     "Share of puzzles solved after each step count in `steps`, by number of givens, over the sets in `sets`: [{givens, steps, puzzles, exact}]."
@@ -195,7 +195,7 @@ def by_givens(model, sets:dict, steps, batch:int=250):
                     counts[k, gi] = counts.get((k, gi), 0) + 1
     return [dict(givens=g, steps=k, puzzles=counts[k, g], exact=solved[k, g] / counts[k, g]) for k, g in sorted(counts)]
 
-# %% ../nbs/41_rrn.ipynb #4116f761
+# %% ../nbs/41_rrn.ipynb #423debfb
 def _draw(ax, puzzle, solution, p, box):
     "One frame: givens on grey; each blank's most likely digit under `p` (n*n, n), coloured by its probability."
     import matplotlib.pyplot as plt
