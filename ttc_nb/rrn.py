@@ -185,15 +185,14 @@ def changes_by_confidence(probs, mask=None, bins:int=10):
 def by_givens(model, sets:dict, steps, batch:int=250):
     "Share of puzzles solved after each step count in `steps`, by number of givens, over the sets in `sets`: [{givens, steps, puzzles, exact}]."
     model.eval()
-    solved, counts = {}, {}
+    givens, solved = [], []                                                       # (puzzles,), (steps, puzzles)
     for d in sets.values():
         for x, s, g in zip(d['puzzles'].split(batch), d['solutions'].split(batch), d['givens'].split(batch)):
             preds = model(x, steps=max(steps)).preds
-            for k in steps:
-                for gi, e in zip(g.tolist(), exact(preds[k - 1], s - 1).tolist()):
-                    solved[k, gi] = solved.get((k, gi), 0) + e
-                    counts[k, gi] = counts.get((k, gi), 0) + 1
-    return [dict(givens=g, steps=k, puzzles=counts[k, g], exact=solved[k, g] / counts[k, g]) for k, g in sorted(counts)]
+            givens.append(g); solved.append(torch.stack([exact(preds[k - 1], s - 1) for k in steps]))
+    g, solved = torch.cat(givens), torch.cat(solved, 1)
+    return [dict(givens=v, steps=k, puzzles=int((g == v).sum()), exact=solved[i, g == v].mean().item())
+            for i, k in enumerate(steps) for v in g.unique().tolist()]
 
 # %% ../nbs/41_rrn.ipynb #423debfb
 def _draw(ax, puzzle, solution, p, box):
