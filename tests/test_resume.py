@@ -1,17 +1,19 @@
 "A run killed with SIGKILL at a random moment and resumed logs exactly what an uninterrupted run logs."
 import json, os, random, signal, subprocess, time
-import torch
+import pytest, torch
 from conftest import TTC, ttc
 
-ARGS = ['run', 'prefix-parity', '--preset', 'ci', '--set', 'updates=300', '--set', 'ckpt_every=25', '--set', 'eval_every=50']
+RUN = ['--preset', 'ci', '--set', 'updates=300', '--set', 'ckpt_every=25', '--set', 'eval_every=50']
+EXPERIMENTS = {'prefix-parity': [],
+               'sudoku-rrn': ['--set', 'alpha=0.5', '--set', 'min_steps=2']}   # random step counts and the progressive loss draw random numbers
 
 def records(run):
     return [json.loads(l) for l in (run/'metrics.jsonl').read_text().splitlines()]
 
-def kill_mid_training(out, seed):
+def kill_mid_training(args, out, seed):
     "Start a run, SIGKILL it at a random moment after its first checkpoint; return the update it had reached."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    p = subprocess.Popen([*TTC, *ARGS, '--out', str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen([*TTC, *args, '--out', str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while not (out/'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
@@ -21,15 +23,16 @@ def kill_mid_training(out, seed):
     p.send_signal(signal.SIGKILL); p.wait()
     return records(out)[-1]['update']
 
-def test_sigkill_then_resume_matches_uninterrupted(tmp_path):
-    ref = tmp_path/'ref'
-    assert ttc(*ARGS, '--out', ref).returncode == 0
+@pytest.mark.parametrize('name', EXPERIMENTS)
+def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path):
+    args, ref = ['run', name, *RUN, *EXPERIMENTS[name]], tmp_path/'ref'
+    assert ttc(*args, '--out', ref).returncode == 0
     for seed in range(2):
         out = tmp_path/f'killed{seed}'
-        reached = kill_mid_training(out, seed)
+        reached = kill_mid_training(args, out, seed)
         assert reached < 300
         ck = torch.load(out/'checkpoint.pt', weights_only=False)['update']
-        r = ttc('run', 'prefix-parity', '--out', out, '--resume')
+        r = ttc('run', name, '--out', out, '--resume')
         assert r.returncode == 0, r.stderr
         assert records(out) == records(ref), f'killed at update {reached}, checkpoint {ck}'
         assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())

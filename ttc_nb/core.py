@@ -9,7 +9,7 @@ __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everythi
            'TrainConfig', 'UsageError', 'apply_overrides', 'Setup', 'Experiment', 'register', 'get_experiment',
            'command', 'environment', 'plot_learning', 'report', 'run_experiment', 'ensure_run', 'load_run',
            'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy',
-           'PrefixParityConfig', 'prefix_parity_setup']
+           'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
@@ -55,18 +55,23 @@ class Thoughts:
 
 # %% ../nbs/00_core.ipynb #a554296c
 class Recurrent(nn.Module):
-    "A model that thinks by iterating: `h = init(x)`, then `h = step(h, x)` and `readout(h)` per iteration."
+    "A model that thinks by iterating: `e = encode(x)` once, `h = init(e)`, then `h = step(h, e)` and `readout(h)` per iteration."
     anytime = True
-    def init(self, x): raise NotImplementedError
-    def step(self, h, x): raise NotImplementedError
+    def encode(self, x): return x                # what every iteration recalls of the input
+    def init(self, e): raise NotImplementedError
+    def step(self, h, e): raise NotImplementedError
     def readout(self, h): raise NotImplementedError
+    def unroll(self, e, h, steps:int):
+        "`steps` iterations from state `h` on the encoded input `e`: the list of predictions after each, and the last state."
+        preds = []
+        for _ in range(steps):
+            h = self.step(h, e)
+            preds.append(self.readout(h))
+        return preds, h
     def forward(self, x, steps:int):
         if steps < 1: raise ValueError(f"steps must be at least 1, got {steps}")
-        h, preds = self.init(x), []
-        for _ in range(steps):
-            h = self.step(h, x)
-            preds.append(self.readout(h))
-        return Thoughts(torch.stack(preds))
+        e = self.encode(x)
+        return Thoughts(torch.stack(self.unroll(e, self.init(e), steps)[0]))
 
 # %% ../nbs/00_core.ipynb #b9578fb4
 IGNORE = -100   # the target of a position that has none (F.cross_entropy's ignore_index)
@@ -498,17 +503,25 @@ class PrefixParityNet(Recurrent):
         self.conv1 = nn.Conv1d(2 * width, width, 3, padding=1)
         self.conv2 = nn.Conv1d(width, width, 3, padding=1)
         self.head = nn.Conv1d(width, 2, 1)
-    def init(self, x):
-        e = F.relu(self.embed(x[:, None].float() * 2 - 1))   # (B, width, L)
-        return torch.zeros_like(e), e
-    def step(self, he, x):
-        h, e = he
-        return torch.tanh(h + self.conv2(F.relu(self.conv1(torch.cat([h, e], 1))))), e
-    def readout(self, he): return self.head(he[0]).transpose(1, 2)  # (B, L, 2)
+    def encode(self, x): return F.relu(self.embed(x[:, None].float() * 2 - 1))   # e: (B, width, L)
+    def init(self, e): return torch.zeros_like(e)
+    def step(self, h, e): return torch.tanh(h + self.conv2(F.relu(self.conv1(torch.cat([h, e], 1)))))
+    def readout(self, h): return self.head(h).transpose(1, 2)  # (B, L, 2)
 
 def stepwise_cross_entropy(th:Thoughts, y):
     "Cross-entropy averaged over every iteration's prediction: the loss that makes a model usable at any step."
     return F.cross_entropy(th.preds.flatten(0, -2), y.expand(len(th), *y.shape).flatten())
+
+# %% ../nbs/00_core.ipynb #822bcb98
+def progressive_loss(model:Recurrent, x, y, steps:int, gen=None):
+    "Bansal et al.'s progressive loss: n < `steps` iterations without gradient, k <= `steps` - n more with it; the cross-entropy after n + k."
+    n = int(torch.randint(steps, (), generator=gen))
+    k = int(torch.randint(1, steps - n + 1, (), generator=gen))
+    e = model.encode(x)                                               # recalled by every iteration, with gradient
+    with torch.set_grad_enabled(torch.is_grad_enabled() and n == 0):
+        _, h = model.unroll(e, model.init(e), n)                      # h_n, without gradient when n > 0
+    preds, _ = model.unroll(e, h, k)
+    return F.cross_entropy(preds[-1].flatten(0, -2), y.flatten())
 
 # %% ../nbs/00_core.ipynb #f5690306
 @dataclass

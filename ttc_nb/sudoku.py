@@ -8,7 +8,10 @@ __all__ = ['HARD', 'DATA', 'VERSION', 'BANDS', 'Geometry', 'geometry', 'check_re
            'sudoku_command']
 
 # %% ../nbs/40_sudoku.ipynb #a9a85fe3
-import sys, json, zlib, random, hashlib, argparse
+import os, sys, json, zlib, random, hashlib, argparse
+import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from functools import lru_cache
 from itertools import islice
 from math import isqrt
@@ -264,37 +267,60 @@ def _targets(givens, n):
     if not 0 <= lo <= hi <= n * n: raise ValueError(f'givens must be a number or a range (low, high) within 0..{n * n}, got {givens}')
     return lo, hi
 
-def _build_set(size, givens, seed, split, box, quiet):
-    "Generate the set: puzzle j draws its target and its generator seed from (seed, split, j)."
-    tag, rows = zlib.crc32(split.encode()), []
-    for j in (range(size) if quiet else progress_bar(range(size), leave=False)):
-        rng = np.random.default_rng([seed, tag, j])
-        target = None if givens is None else int(rng.integers(givens[0], givens[1] + 1))
-        rows.append(_generate(target, int(rng.integers(2**63)), box))
-    n = geometry(box).n
-    puzzles, solutions = (torch.tensor([r[i] for r in rows], dtype=torch.long).view(size, n * n) for i in (0, 1))
-    return dict(puzzles=puzzles, solutions=solutions, givens=(puzzles > 0).sum(1))
+def _params(size, givens, seed, split, box):
+    "Everything that determines a set, the generator's version included: its cache key."
+    return dict(size=size, givens=_targets(givens, geometry(box).n), seed=seed, split=split, box=tuple(box), version=VERSION)
+
+def _path(params, cache_dir):
+    n, key = geometry(params['box']).n, hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
+    return Path(cache_dir)/f"{params['split']}-{n}x{n}-{params['size']}-{key}.pt"
+
+def _puzzle(job):
+    "Puzzle j of a set and its solution: its target and its generator seed are drawn from (seed, split, j) alone."
+    givens, seed, split, j, box = job
+    rng = np.random.default_rng([seed, zlib.crc32(split.encode()), j])
+    target = None if givens is None else int(rng.integers(givens[0], givens[1] + 1))
+    return _generate(target, int(rng.integers(2**63)), box)
+
+def _cores():
+    "The cores this process may run on."
+    return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
+
+def _build(sets, workers, quiet):
+    "The sets of `sets` (a list of their params), their puzzles made by a pool of `workers` processes."
+    jobs = [(p['givens'], p['seed'], p['split'], j, p['box']) for p in sets for j in range(p['size'])]
+    workers = max(1, min(workers or _cores(), len(jobs) // 100))     # starting a process costs about as much as 100 puzzles
+    from ttc_nb.sudoku import _puzzle as puzzle      # the package's: a spawned process cannot import a notebook's __main__
+    with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) if workers > 1 else nullcontext() as pool:
+        rows = pool.map(puzzle, jobs, chunksize=8) if pool else map(puzzle, jobs)
+        rows = list(rows if quiet else progress_bar(rows, total=len(jobs), leave=False))
+    out = []
+    for p in sets:
+        r, rows, n = rows[:p['size']], rows[p['size']:], geometry(p['box']).n
+        puzzles, solutions = (torch.tensor([x[i] for x in r], dtype=torch.long).view(p['size'], n * n) for i in (0, 1))
+        out.append(dict(puzzles=puzzles, solutions=solutions, givens=(puzzles > 0).sum(1), params=p))
+    return out
+
+def _sets(params, cache_dir, quiet, workers):
+    "The sets of `params`: those in `cache_dir` read back, the others built together and written there atomically."
+    for d in _build([p for p in params if not _path(p, cache_dir).exists()], workers, _quiet() if quiet is None else quiet):
+        atomic_write(_path(d['params'], cache_dir), lambda f: torch.save(d, f))
+    return [torch.load(_path(p, cache_dir), weights_only=True) for p in params]
 
 # %% ../nbs/40_sudoku.ipynb #04587508
-def dataset(size, givens=None, seed=0, split='train', box=(3, 3), cache_dir=DATA, quiet=None):
-    "`size` puzzles (size, n*n) with their unique solutions and givens counts, built once, then read from `cache_dir`."
-    n = geometry(box).n
-    params = dict(size=size, givens=_targets(givens, n), seed=seed, split=split, box=tuple(box), version=VERSION)
-    key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
-    path = Path(cache_dir)/f'{split}-{n}x{n}-{size}-{key}.pt'
-    if path.exists(): return torch.load(path, weights_only=True)
-    data = _build_set(size, params['givens'], seed, split, box, _quiet() if quiet is None else quiet) | dict(params=params)
-    atomic_write(path, lambda f: torch.save(data, f))
-    return data
+def dataset(size, givens=None, seed=0, split='train', box=(3, 3), cache_dir=DATA, quiet=None, workers=None):
+    "`size` puzzles (size, n*n) with their unique solutions and givens counts, built once by `workers` processes (default: every core), then read from `cache_dir`."
+    return _sets([_params(size, givens, seed, split, box)], cache_dir, quiet, workers)[0]
 
 # %% ../nbs/40_sudoku.ipynb #1cb7a458
 BANDS = {'minimal': None, '27-32': (27, 32), '33-38': (33, 38), '39-45': (39, 45)}
 
-def splits(train, valid, test, givens=(17, 45), bands=BANDS, seed=0, box=(3, 3), cache_dir=DATA, quiet=None):
+def splits(train, valid, test, givens=(17, 45), bands=BANDS, seed=0, box=(3, 3), cache_dir=DATA, quiet=None, workers=None):
     "Train and valid sets over `givens`, and a test set of size `test` per band of `bands`: {'train', 'valid', 'test': {band: set}}."
-    kw = dict(seed=seed, box=box, cache_dir=cache_dir, quiet=quiet)
-    return dict(train=dataset(train, givens, split='train', **kw), valid=dataset(valid, givens, split='valid', **kw),
-                test={name: dataset(test, g, split=f'test-{name}', **kw) for name, g in bands.items()})
+    sets = [_params(train, givens, seed, 'train', box), _params(valid, givens, seed, 'valid', box),
+            *(_params(test, g, seed, f'test-{name}', box) for name, g in bands.items())]
+    tr, va, *te = _sets(sets, cache_dir, quiet, workers)                        # one pool builds all that is missing
+    return dict(train=tr, valid=va, test=dict(zip(bands, te)))
 
 # %% ../nbs/40_sudoku.ipynb #8b74e6c0
 def _box_arg(s):
