@@ -4,7 +4,8 @@ For the network, batch and loss of each `sudoku-rrn` preset (by default `cpu` an
 depth, training steps (random step counts and the progressive loss included) and batch size, trained with the core's `fit`
 (AdamW, and bfloat16 autocast on CUDA) on the current device. The puzzles are random digits: the cost of a step does not
 depend on them, so no dataset is built. Each preset is timed `--repeats` times over `--updates` updates, after `--warmup`
-untimed ones, and the median is kept; `--compile` also times it with the network's step under `torch.compile`.
+untimed ones, and the median is kept; `--compile` also times it with the network's step under `torch.compile`, last,
+since evaluation timed after a compilation in the same process was slower.
 `--eval-batches` times evaluation too, the forward pass alone without gradient, per puzzle and step, for each batch size.
 Writes JSON.
 Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE ...] [--updates 10] [--repeats 5]
@@ -12,8 +13,14 @@ Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE 
 """
 import argparse, statistics, time
 import torch
-from ttc_nb.core import default_device, environment, fit, get_experiment, save_json
-from ttc_nb.rrn import RRN, rrn_loss
+from ttc_nb.core import default_device, environment, fit, get_experiment, save_json, stepwise_cross_entropy
+from ttc_nb import rrn
+from ttc_nb.rrn import RRN
+
+def training_loss(cfg):
+    "The preset's loss; the stepwise loss for the code of commits before `rrn_loss` (8c16fe1 and older), to time them the same way."
+    if hasattr(rrn, 'rrn_loss'): return rrn.rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
+    return lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1])
 
 def measure(preset, args, device, compiled=False):
     "Seconds per update (median of `args.repeats` timings) and puzzles per second of `preset`'s network and loss."
@@ -23,7 +30,7 @@ def measure(preset, args, device, compiled=False):
     if compiled: model.step = torch.compile(model.step)
     n = model.n
     batch = (torch.randint(0, n + 1, (cfg.batch_size, n * n)), torch.randint(0, n, (cfg.batch_size, n * n)))
-    loss = rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
+    loss = training_loss(cfg)
     train = lambda updates: fit(model, lambda gen: batch, loss, updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip,
                                 log_every=updates + 1, device=device, quiet=True)
     t0 = time.perf_counter()
@@ -37,7 +44,7 @@ def measure(preset, args, device, compiled=False):
         times.append((time.perf_counter() - t0) / args.updates)
     s = statistics.median(times)
     return dict(preset=preset, overrides=args.set, compile=compiled, box=list(cfg.box), hidden=cfg.hidden,
-                mlp_layers=cfg.mlp_layers, train_steps=cfg.train_steps, min_steps=cfg.min_steps, alpha=cfg.alpha,
+                mlp_layers=cfg.mlp_layers, train_steps=cfg.train_steps, min_steps=getattr(cfg, 'min_steps', 0), alpha=getattr(cfg, 'alpha', 0.),
                 batch_size=cfg.batch_size, weights=sum(p.numel() for p in model.parameters()), updates=args.updates,
                 repeats=args.repeats, warmup_s=round(warmup_s, 2), s_per_update=round(s, 5),
                 s_per_update_each=[round(t, 5) for t in times], updates_per_s=round(1 / s, 2),
@@ -72,17 +79,17 @@ def main():
     args = p.parse_args()
     if args.threads: torch.set_num_threads(args.threads)
     device = torch.device(args.device or default_device())
-    rows = []
-    for preset in args.presets.split(','):
-        for compiled in (False, True) if args.compile else (False,):
-            rows.append(r := measure(preset, args, device, compiled))
-            print(f"{preset}{' compiled' if compiled else ''}: hidden {r['hidden']}, {r['train_steps']} steps, batch {r['batch_size']}: "
-                  f"{r['s_per_update']:.3f} s per update, {r['updates_per_s']:.2f} updates/s, {r['puzzles_per_s']:.1f} puzzles/s", flush=True)
-    evals = []
-    for preset in args.presets.split(',') if args.eval_batches else ():
+    presets, rows, evals = args.presets.split(','), [], []
+    def train(preset, compiled):
+        rows.append(r := measure(preset, args, device, compiled))
+        print(f"{preset}{' compiled' if compiled else ''}: hidden {r['hidden']}, {r['train_steps']} steps, batch {r['batch_size']}: "
+              f"{r['s_per_update']:.3f} s per update, {r['updates_per_s']:.2f} updates/s, {r['puzzles_per_s']:.1f} puzzles/s", flush=True)
+    for preset in presets: train(preset, False)
+    for preset in presets if args.eval_batches else ():
         for b in map(int, args.eval_batches.split(',')):
             evals.append(r := measure_eval(preset, args, device, b))
             print(f"{preset} evaluation, batches of {b}: {r['ms_per_puzzle_step']:.3f} ms per puzzle and step", flush=True)
+    for preset in presets if args.compile else (): train(preset, True)   # last: compiling slows what runs after it in the process
     save_json(dict(benchmark='sudoku-rrn training throughput: forward, backward and optimiser step per batch',
                    device=str(device), threads=torch.get_num_threads(), results=rows, evaluation=evals,
                    env=environment(device)), args.out)
