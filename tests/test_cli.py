@@ -28,6 +28,8 @@ def test_list_names_every_experiment_with_presets():
     (('run', 'prefix-parity', '--resume'), ['--resume needs the run directory']),
     (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'bands=hard'), ["sudoku-rrn: a band is 'minimal' or a range of givens LOW-HIGH", "got 'hard'"]),
     (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'givens=50,60'), ['givens must be a number or a range (low, high) within 0..16, got (50, 60)']),
+    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'alpha=1.5'), ['sudoku-rrn: alpha, the weight of the progressive loss, must be in [0, 1], got 1.5']),
+    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'min_steps=9'), ['min_steps must be 0 (always train_steps) or 1 to train_steps=4, got 9']),
     (('run',), ['the following arguments are required']),
     (('frobnicate',), ["invalid choice: 'frobnicate'"]),
     (('eval', 'no/such/run'), ['has no checkpoint.pt']),
