@@ -286,7 +286,7 @@ def _cores():
     "The cores this process may run on."
     return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
 
-def _build(sets, workers, quiet):
+def _build_sets(sets, workers, quiet):
     "The sets of `sets` (a list of their params), their puzzles made by a pool of `workers` processes."
     jobs = [(p['givens'], p['seed'], p['split'], j, p['box']) for p in sets for j in range(p['size'])]
     workers = max(1, min(workers or _cores(), len(jobs) // 100))     # starting a process costs about as much as 100 puzzles
@@ -303,7 +303,7 @@ def _build(sets, workers, quiet):
 
 def _sets(params, cache_dir, quiet, workers):
     "The sets of `params`: those in `cache_dir` read back, the others built together and written there atomically."
-    for d in _build([p for p in params if not _path(p, cache_dir).exists()], workers, _quiet() if quiet is None else quiet):
+    for d in _build_sets([p for p in params if not _path(p, cache_dir).exists()], workers, _quiet() if quiet is None else quiet):
         atomic_write(_path(d['params'], cache_dir), lambda f: torch.save(d, f))
     return [torch.load(_path(p, cache_dir), weights_only=True) for p in params]
 
