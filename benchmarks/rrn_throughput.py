@@ -22,11 +22,15 @@ def training_loss(cfg):
     if hasattr(rrn, 'rrn_loss'): return rrn.rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
     return lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1])
 
-def measure(preset, args, device, compiled=False):
-    "Seconds per update (median of `args.repeats` timings) and puzzles per second of `preset`'s network and loss."
+def network(preset, args):
+    "The config of `preset` with the `--set` overrides, and its network, seeded."
     cfg = get_experiment('sudoku-rrn').config(preset, args.set)
     torch.manual_seed(0)
-    model = RRN(cfg.box, cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions)
+    return cfg, RRN(cfg.box, cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions)
+
+def measure(preset, args, device, compiled=False):
+    "Seconds per update (median of `args.repeats` timings) and puzzles per second of `preset`'s network and loss."
+    cfg, model = network(preset, args)
     if compiled: model.step = torch.compile(model.step)
     n = model.n
     batch = (torch.randint(0, n + 1, (cfg.batch_size, n * n)), torch.randint(0, n, (cfg.batch_size, n * n)))
@@ -53,9 +57,8 @@ def measure(preset, args, device, compiled=False):
 @torch.no_grad()
 def measure_eval(preset, args, device, batch, puzzles=500):
     "Milliseconds per puzzle and step of `preset`'s network evaluating `puzzles` random puzzles `batch` at a time (median of repeats)."
-    cfg = get_experiment('sudoku-rrn').config(preset, args.set)
-    torch.manual_seed(0)
-    model = RRN(cfg.box, cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions).to(device).eval()
+    cfg, model = network(preset, args)
+    model.to(device).eval()
     x = torch.randint(0, model.n + 1, (puzzles, model.n ** 2), device=device)
     times = []
     for _ in range(args.repeats):

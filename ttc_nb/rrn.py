@@ -89,8 +89,10 @@ def rrn_loss(train_steps:int, min_steps:int=0, alpha:float=0.):
     def loss(model, b):
         x, y = b
         T = int(torch.randint(min_steps, train_steps + 1, ())) if min_steps else train_steps
-        usual = stepwise_cross_entropy(model(x, steps=T), y) if alpha < 1 else 0.
-        return (1 - alpha) * usual + alpha * progressive_loss(model, x, y, T) if alpha else usual
+        total = 0.
+        if alpha < 1: total = (1 - alpha) * stepwise_cross_entropy(model(x, steps=T), y)
+        if alpha > 0: total = total + alpha * progressive_loss(model, x, y, T)
+        return total
     return loss
 
 # %% ../nbs/41_rrn.ipynb #75176098

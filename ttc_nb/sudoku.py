@@ -294,9 +294,9 @@ def _build_sets(sets, workers, quiet):
     with ProcessPoolExecutor(workers, mp_context=mp.get_context('spawn')) if workers > 1 else nullcontext() as pool:
         rows = pool.map(puzzle, jobs, chunksize=8) if pool else map(puzzle, jobs)
         rows = list(rows if quiet else progress_bar(rows, total=len(jobs), leave=False))
-    out = []
+    out, rows = [], iter(rows)
     for p in sets:
-        r, rows, n = rows[:p['size']], rows[p['size']:], geometry(p['box']).n
+        r, n = list(islice(rows, p['size'])), geometry(p['box']).n                  # the set's puzzles come next, in order
         puzzles, solutions = (torch.tensor([x[i] for x in r], dtype=torch.long).view(p['size'], n * n) for i in (0, 1))
         out.append(dict(puzzles=puzzles, solutions=solutions, givens=(puzzles > 0).sum(1), params=p))
     return out
