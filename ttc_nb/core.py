@@ -228,17 +228,17 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
     gen = torch.Generator().manual_seed(seed)
     run_dir = Path(run_dir) if run_dir else None
     ckpt, log = run_dir/'checkpoint.pt' if run_dir else None, MetricsLog(run_dir/'metrics.jsonl' if run_dir else None)
-    start, bad, elapsed = 0, 0, 0.
+    start, bad, skipped, elapsed = 0, 0, 0, 0.
     if resume and ckpt and ckpt.exists():
         c = load_checkpoint(ckpt, device)
         model.load_state_dict(c['model']); opt.load_state_dict(c['opt']); sched.load_state_dict(c['sched'])
         gen.set_state(c['gen']); set_rng_state(c['rng'])
-        start, elapsed = c['update'], c['elapsed']
+        start, skipped, elapsed = c['update'], c.get('skipped', 0), c['elapsed']
         log.truncate(start)
     elif log.path: log.path.unlink(missing_ok=True)
     def save(i):
         if ckpt: save_checkpoint(ckpt, model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(),
-                                 gen=gen.get_state(), rng=rng_state(), update=i, elapsed=elapsed + time.time() - t0)
+                                 gen=gen.get_state(), rng=rng_state(), update=i, skipped=skipped, elapsed=elapsed + time.time() - t0)
     def evaluate(i):
         rec = {'update': i} | {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
         log.append(rec); recs.append(rec)
@@ -250,15 +250,15 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
     for i in (it if quiet else progress_bar(it, total=updates - start)):
         res = _step(model, opt, sched, loss_fn, to_device(sample(gen), device), clip, amp)
         if res is None:
-            bad += 1
+            bad, skipped = bad + 1, skipped + 1
             warnings.warn(f'update {i + 1}: loss or gradient is not finite; update skipped ({bad} in a row)')
             if bad > max_bad: raise FloatingPointError(
                 f'{bad} updates in a row had a non-finite loss or gradient; stopping. Last good checkpoint: {ckpt}')
-            continue
-        bad = 0
-        if (i + 1) % log_every == 0:
-            rec = {'update': i + 1, **res, 'lr': sched.get_last_lr()[0]}
-            log.append(rec); recs.append(rec)
+        else:
+            bad = 0
+            if (i + 1) % log_every == 0:
+                rec = {'update': i + 1, **res, 'lr': sched.get_last_lr()[0], 'skipped': skipped}
+                log.append(rec); recs.append(rec)
         if eval_fn and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates: evaluate(i + 1)
         if ckpt_every and (i + 1) % ckpt_every == 0: save(i + 1)
     if eval_fn and start < updates: evaluate(updates)   # a resumed finished run has logged it already
