@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['SOLVERS', 'BACKWARDS', 'Solution', 'relative_residual', 'solve', 'implicit_backward', 'implicit', 'phantom',
-           'unrolled', 'spectral_radius', 'jacobian_frobenius', 'DEQRRN', 'deq_loss', 'gradient_agreement', 'DEQConfig',
-           'deq_setup']
+           'unrolled', 'spectral_radius', 'jacobian_frobenius', 'capped_lstm', 'DEQRRN', 'deq_loss',
+           'gradient_agreement', 'DEQConfig', 'deq_setup']
 
 # %% ../nbs/42_deq.ipynb #8a0cb9df
 import math
@@ -150,17 +150,30 @@ def jacobian_frobenius(fz, z, samples:int=1):
         est = est + vjp.pow(2).flatten(1).sum(1) / samples
     return est
 
+# %% ../nbs/42_deq.ipynb #0f682719
+def capped_lstm(cell:torch.nn.LSTMCell, u, h, s, forget_max:float=1.):
+    "The LSTM cell's update (h, s) from input `u` and state (h, s), its forget gate scaled to forget_max * sigmoid."
+    i, f, c, o = (F.linear(u, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)).chunk(4, -1)
+    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()
+    return o.sigmoid() * s.tanh(), s
+
 # %% ../nbs/42_deq.ipynb #98853bde
 class DEQRRN(RRN):
     "The RRN solved to its fixed point: z = [h; s], the LSTM's output and cell state, and z = f(z; x) is one RRN step."
     def __init__(self, box=(3, 3), hidden:int=96, mlp_layers:int=3, embed:int=16, positions:bool=True,
-                 method:str='anderson', tol:float=1e-3, max_iter:int=128, fallback:str=None, m:int=None):
+                 method:str='anderson', tol:float=1e-3, max_iter:int=128, fallback:str=None, m:int=None, forget_max:float=1.):
         super().__init__(box, hidden, mlp_layers, embed, positions)
+        if not 0 < forget_max <= 1: raise ValueError(f"forget_max, the largest forget gate, must be in (0, 1], got {forget_max}")
+        self.forget_max = forget_max
         if method not in SOLVERS: raise ValueError(f"method must be one of {', '.join(SOLVERS)}, got {method!r}")
         self.solver = dict(method=method, tol=tol, m=m, fallback=fallback)
         self.max_iter = max_iter
 
-    def update(self, z, e): return torch.cat(self.step(z.chunk(2, -1), e), -1)      # f(z; x): one RRN step on [h; s]
+    def update(self, z, e):
+        "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` when that is below 1."
+        if self.forget_max == 1: return torch.cat(self.step(z.chunk(2, -1), e), -1)
+        h, s = z.chunk(2, -1)
+        return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
     def z0(self, e): return torch.cat(self.init(e), -1)                              # [x; 0]
     def readout(self, state): return self.r(state[0] if isinstance(state, tuple) else state.chunk(2, -1)[0])
 
@@ -239,12 +252,13 @@ class DEQConfig(SudokuConfig):
     jac_reg: float = 0.       # weight gamma of the Jacobian penalty, gamma ||J_f||_F^2 / D
     fallback: str = ''        # solver to retry unconverged puzzles with; '': none
     corrections: int = 0      # intermediate solver estimates that also get a one-step cross-entropy
+    forget_max: float = 1.    # the LSTM's largest forget gate; 1: the RRN's cell
 
 def deq_setup(cfg:DEQConfig):
     "The DEQ network, its loss, and the `sudoku-rrn` puzzles and metrics of `cfg`."
     if cfg.fallback and cfg.fallback not in SOLVERS: raise ValueError(f"fallback must be '' or one of {', '.join(SOLVERS)}, got {cfg.fallback!r}")
     model = DEQRRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.method, cfg.tol,
-                   max(cfg.test_steps), cfg.fallback or None, cfg.memory or None)
+                   max(cfg.test_steps), cfg.fallback or None, cfg.memory or None, cfg.forget_max)
     return sudoku_setup(cfg, model, deq_loss(cfg.backward, cfg.train_steps, cfg.back_iters, cfg.jac_reg, cfg.phantom_steps, cfg.phantom_lam,
                                                   cfg.corrections))
 

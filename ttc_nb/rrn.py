@@ -71,13 +71,16 @@ class RRN(Recurrent):
 
     def init(self, e): return e[0], torch.zeros_like(e[0])                        # h^0 = x, s^0 = 0
 
+    def cell_input(self, h, e):
+        "The LSTM's input: g's input MLP on [x_j, m_j], m_j the sum of the messages to node j."
+        m = message_sum(self.f, h, self.peers)                                    # (B, N, H)
+        return self.g_in[1:](e[1] + F.linear(m, self.g_in[0].weight[:, h.shape[-1]:]))
+
     def step(self, state, e):
         "One round: messages along every edge, then the LSTM update of every node."
         h, s = state
         B, N, H = h.shape
-        m = message_sum(self.f, h, self.peers)                                    # (B, N, H)
-        u = self.g_in[1:](e[1] + F.linear(m, self.g_in[0].weight[:, H:]))         # g's input MLP on [x_j, m_j]
-        h, s = self.g(u.flatten(0, 1), (h.flatten(0, 1), s.flatten(0, 1)))
+        h, s = self.g(self.cell_input(h, e).flatten(0, 1), (h.flatten(0, 1), s.flatten(0, 1)))
         return h.view(B, N, H), s.view(B, N, H)
 
     def readout(self, state): return self.r(state[0])                             # (B, N, n) logits
