@@ -33,14 +33,13 @@ def child(kind, n, preset, repeats, device):
         loss = deq_loss('implicit', iters=n, back_iters=n)
     else:
         model = RRN(*args)
-        loss = lambda m, b: stepwise_cross_entropy(m(b[0], steps=n), b[1])
+        loss = lambda m, b: (stepwise_cross_entropy(m(b[0], steps=n), b[1]), {})   # (loss, logs), as deq_loss returns
     model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
     k = model.n
     batch = (torch.randint(0, k + 1, (cfg.batch_size, k * k), device=device), torch.randint(0, k, (cfg.batch_size, k * k), device=device))
     def update():
-        out = loss(model, batch)
-        (out[0] if isinstance(out, tuple) else out).backward()
+        loss(model, batch)[0].backward()
         opt.step(); opt.zero_grad(set_to_none=True)
         if device.type == 'cuda': torch.cuda.synchronize(device)
     update()                                                  # optimiser state and gradients exist from here on

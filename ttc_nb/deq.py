@@ -52,10 +52,9 @@ def _anderson(m:int=5, lam:float=1e-4, beta:float=1.0):
 def _broyden(m:int=30):
     "Broyden's good method on g(z) = f(z) - z, the inverse Jacobian kept as -I + U V^T from the last `m` rank-one updates."
     U, V, last = [], [], {}
-    def H(y):                                                 # H y
-        return -y + (torch.einsum('bkd,bk->bd', torch.stack(U, 1), torch.einsum('bkd,bd->bk', torch.stack(V, 1), y)) if U else 0)
-    def Ht(y):                                                # H^T y
-        return -y + (torch.einsum('bkd,bk->bd', torch.stack(V, 1), torch.einsum('bkd,bd->bk', torch.stack(U, 1), y)) if U else 0)
+    def lowrank(A, B, y):                                     # (-I + A B^T) y, A and B lists of (B, D) vectors
+        return -y + (torch.einsum('bkd,bk->bd', torch.stack(A, 1), torch.einsum('bkd,bd->bk', torch.stack(B, 1), y)) if A else 0)
+    H, Ht = (lambda y: lowrank(U, V, y)), (lambda y: lowrank(V, U, y))   # H y and H^T y
     def step(z, fz):
         g = fz - z
         if last:
@@ -175,7 +174,7 @@ class DEQRRN(RRN):
         h, s = z.chunk(2, -1)
         return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
     def z0(self, e): return torch.cat(self.init(e), -1)                              # [x; 0]
-    def readout(self, state): return self.r(state[0] if isinstance(state, tuple) else state.chunk(2, -1)[0])
+    def readout(self, z): return self.r(z.chunk(2, -1)[0])                            # o_j from h_j
 
     def equilibrium(self, e, max_iter:int=None, each=None, **solver):
         "Solve z = f(z; x) for the encoded puzzles `e`, with the model's solver settings unless overridden."
@@ -194,13 +193,14 @@ BACKWARDS = ('implicit', 'phantom', 'unrolled')
 
 def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:float=0., phantom_steps:int=1,
              phantom_lam:float=1., corrections:int=0, probe:int=4):
-    "loss(model, (x, y)) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and the logs of its solves."
+    "loss(model, (x, y)) -> (loss, logs) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and its solves' logs."
     if backward not in BACKWARDS: raise ValueError(f"backward must be one of {', '.join(BACKWARDS)}, got {backward!r}")
     def loss(model, b):
         x, y = b
         e = model.encode(x)
         f = lambda z: model.update(z, e)
-        if backward == 'unrolled': return F.cross_entropy(model.readout(unrolled(f, model.z0(e), iters)).flatten(0, -2), y.flatten())
+        ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())
+        if backward == 'unrolled': return ce(unrolled(f, model.z0(e), iters)), {}
         seen = []
         with torch.no_grad(): sol = model.equilibrium(e, iters, each=seen.append if corrections else None)
         logs = dict(iters=sol.iters.float().mean(), residual=sol.residual.mean(), unconverged=(~sol.converged).float().mean(),
@@ -209,15 +209,16 @@ def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:f
         logs['rho'] = spectral_radius(lambda z: model.update(z, ep), sol.z[:probe]).mean()
         if backward == 'phantom': z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else: z = f(z_in := sol.z.detach().requires_grad_())                       # f(z*), with its graph
-        total = F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())
+        total = ce(z)
         if jac_reg:
-            zj, fzj = (z_in, z) if backward == 'implicit' else (zj := sol.z.detach().requires_grad_(), f(zj))
+            if backward == 'implicit': zj, fzj = z_in, z
+            else: zj = sol.z.detach().requires_grad_(); fzj = f(zj)
             logs['jac'] = jacobian_frobenius(fzj, zj).mean() / zj[0].numel()
             total = total + jac_reg * logs['jac']
         if backward == 'implicit': implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:                                           # fixed-point correction: intermediate estimates, one step each
             every = len(seen) // (corrections + 1)                    # after iterations every, 2 every, ..., c every
-            ces = [F.cross_entropy(model.readout(f(seen[k * every - 1])).flatten(0, -2), y.flatten()) for k in range(1, corrections + 1) if every]
+            ces = [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
             total = (total + sum(ces)) / (1 + len(ces))
         return total, logs
     return loss
@@ -225,16 +226,14 @@ def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:f
 # %% ../nbs/42_deq.ipynb #d006ef97
 def gradient_agreement(model:DEQRRN, batch, unrolled_steps:int=200, tol:float=1e-10, max_iter:int=200):
     "Cosine similarity and relative error of the implicit gradient against `unrolled_steps` unrolled iterations', on `batch`."
-    grads = []
-    for backward, iters in (('implicit', max_iter), ('unrolled', unrolled_steps)):
-        solver = model.solver
-        model.solver = solver | dict(tol=tol)
-        try:
+    grads, solver = [], model.solver
+    model.solver = solver | dict(tol=tol)                            # the implicit solves, forward and backward, to `tol`
+    try:
+        for backward, iters in (('implicit', max_iter), ('unrolled', unrolled_steps)):
             model.zero_grad()
-            out = deq_loss(backward, iters=iters, back_iters=max_iter)(model, batch)
-            (out[0] if isinstance(out, tuple) else out).backward()
-        finally: model.solver = solver
-        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+            deq_loss(backward, iters=iters, back_iters=max_iter)(model, batch)[0].backward()
+            grads.append(torch.cat([p.grad.flatten() for p in model.parameters()]))
+    finally: model.solver = solver
     g, ref = grads
     return F.cosine_similarity(g, ref, 0).item(), ((g - ref).norm() / ref.norm()).item()
 
