@@ -9,7 +9,8 @@ EXPERIMENTS = {'prefix-parity': [],
                'sudoku-deq': ['--set', 'jac_reg=0.5', '--set', 'corrections=2']}  # Hutchinson's estimator draws them too
 
 def records(run):
-    return [json.loads(l) for l in (run/'metrics.jsonl').read_text().splitlines()]
+    "The run's metric records without their wall-clock times, which no two runs share."
+    return [{k: v for k, v in json.loads(l).items() if k != 'time'} for l in (run/'metrics.jsonl').read_text().splitlines()]
 
 def kill_mid_training(args, out, seed):
     "Start a run, SIGKILL it at a random moment after its first checkpoint; return the update it had reached."

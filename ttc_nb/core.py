@@ -240,7 +240,8 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
         if ckpt: save_checkpoint(ckpt, model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(),
                                  gen=gen.get_state(), rng=rng_state(), update=i, skipped=skipped, elapsed=elapsed + time.time() - t0)
     def evaluate(i):
-        rec = {'update': i} | {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
+        rec = {'update': i, 'time': round(elapsed + time.time() - t0, 2)}   # seconds of the run so far, evaluations included
+        rec |= {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
         log.append(rec); recs.append(rec)
         if not quiet: print(' '.join(f'{k} {v:.4g}' if isinstance(v, float) else f'{k} {v}' for k, v in rec.items()))
     quiet = _quiet() if quiet is None else quiet

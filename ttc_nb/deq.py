@@ -129,17 +129,17 @@ def unrolled(f, z0, steps:int):
     return z
 
 # %% ../nbs/42_deq.ipynb #5777a834
-def spectral_radius(f, z_star, iters:int=20):
+def spectral_radius(f, z_star, iters:int=20, create_graph:bool=False):
     "Power-method estimate, per sample, of the spectral radius of J_f at `z_star` (B, ...), by v <- J^T v / ||J^T v|| from v = 1."
     with torch.enable_grad():
         z = z_star.detach().requires_grad_()
         fz = f(z)
         v = torch.ones_like(z) / math.sqrt(z[0].numel())
-        for _ in range(iters):
-            u = torch.autograd.grad(fz, z, v, retain_graph=True)[0]
+        for k in range(1, iters + 1):                            # with create_graph, the last product is differentiable in f
+            u = torch.autograd.grad(fz, z, v, retain_graph=True, create_graph=create_graph and k == iters)[0]
             rho = u.flatten(1).norm(dim=1)
-            v = u / rho.clamp(min=1e-30).view(-1, *[1] * (u.dim() - 1))
-    return rho.detach()
+            v = (u / rho.clamp(min=1e-30).view(-1, *[1] * (u.dim() - 1))).detach()
+    return rho if create_graph else rho.detach()
 
 def jacobian_frobenius(fz, z, samples:int=1):
     "Hutchinson's estimate, per sample, of ||J||_F^2 for J = d fz / d z (both (B, ...), in one graph): differentiable."
@@ -192,7 +192,7 @@ class DEQRRN(RRN):
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 
 def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:float=0., phantom_steps:int=1,
-             phantom_lam:float=1., corrections:int=0, probe:int=4):
+             phantom_lam:float=1., corrections:int=0, rho_reg:float=0., rho_max:float=0.9, probe:int=4):
     "loss(model, (x, y)) -> (loss, logs) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and its solves' logs."
     if backward not in BACKWARDS: raise ValueError(f"backward must be one of {', '.join(BACKWARDS)}, got {backward!r}")
     def loss(model, b):
@@ -205,8 +205,9 @@ def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:f
         with torch.no_grad(): sol = model.equilibrium(e, iters, each=seen.append if corrections else None)
         logs = dict(iters=sol.iters.float().mean(), residual=sol.residual.mean(), unconverged=(~sol.converged).float().mean(),
                     back_iters=math.nan, back_unconverged=math.nan)   # the backward pass fills these in, before fit reads them
-        ep = tuple(t[:probe].detach() for t in e)
-        logs['rho'] = spectral_radius(lambda z: model.update(z, ep), sol.z[:probe]).mean()
+        ep = tuple(t[:probe] if rho_reg else t[:probe].detach() for t in e)
+        rho = spectral_radius(lambda z: model.update(z, ep), sol.z[:probe], create_graph=bool(rho_reg))
+        logs['rho'] = rho.detach().mean()
         if backward == 'phantom': z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else: z = f(z_in := sol.z.detach().requires_grad_())                       # f(z*), with its graph
         total = ce(z)
@@ -215,6 +216,7 @@ def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:f
             else: zj = sol.z.detach().requires_grad_(); fzj = f(zj)
             logs['jac'] = jacobian_frobenius(fzj, zj).mean() / zj[0].numel()
             total = total + jac_reg * logs['jac']
+        if rho_reg: total = total + rho_reg * F.relu(rho - rho_max).mean()     # the radius pushed below rho_max
         if backward == 'implicit': implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:                                           # fixed-point correction: intermediate estimates, one step each
             every = len(seen) // (corrections + 1)                    # after iterations every, 2 every, ..., c every
@@ -252,6 +254,8 @@ class DEQConfig(SudokuConfig):
     fallback: str = ''        # solver to retry unconverged puzzles with; '': none
     corrections: int = 0      # intermediate solver estimates that also get a one-step cross-entropy
     forget_max: float = 1.    # the LSTM's largest forget gate; 1: the RRN's cell
+    rho_reg: float = 0.       # weight of the radius penalty, rho_reg * max(0, rho - rho_max)
+    rho_max: float = 0.9      # the spectral radius above which the penalty acts
 
 def deq_setup(cfg:DEQConfig):
     "The DEQ network, its loss, and the `sudoku-rrn` puzzles and metrics of `cfg`."
@@ -259,7 +263,7 @@ def deq_setup(cfg:DEQConfig):
     model = DEQRRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.method, cfg.tol,
                    max(cfg.test_steps), cfg.fallback or None, cfg.memory or None, cfg.forget_max)
     return sudoku_setup(cfg, model, deq_loss(cfg.backward, cfg.train_steps, cfg.back_iters, cfg.jac_reg, cfg.phantom_steps, cfg.phantom_lam,
-                                                  cfg.corrections))
+                                                  cfg.corrections, cfg.rho_reg, cfg.rho_max))
 
 # %% ../nbs/42_deq.ipynb #cd9b1fbe
 _curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)
@@ -267,8 +271,8 @@ register(Experiment('sudoku-deq', "the recurrent relational network solved to it
     DEQConfig, deq_setup, presets=dict(
     ci=dict(box=(2, 2), hidden=16, embed=4, givens=(4, 10), bands=('minimal', '7-10'), train_size=64, valid_size=32, test_size=32,
             batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=16, back_iters=16, test_steps=(1, 2, 4, 8, 16, 32)),
-    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=2000, eval_every=250, ckpt_every=250,
+    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=3000, eval_every=250, ckpt_every=250,
              train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
-             test_size=500, eval_batch=50),
+             test_size=500, eval_batch=50, forget_max=0.9, rho_reg=1., rho_max=0.8),
     gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
              ckpt_every=2500, train_steps=40, back_iters=40, test_steps=_curve, train_size=100000, valid_size=1000, test_size=1000))));
