@@ -33,6 +33,7 @@ def test_list_names_every_experiment_with_presets():
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'backward=adjoint'), ['sudoku-deq: backward must be one of implicit, phantom, unrolled', "got 'adjoint'"]),
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'method=newton'), ['sudoku-deq: method must be one of anderson, broyden, iterate', "got 'newton'"]),
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'fallback=newton'), ["sudoku-deq: fallback must be '' or one of anderson, broyden, iterate"]),
+    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'rho_reg=-1'), ["sudoku-deq: the penalties' weights must be at least 0", 'rho_reg=-1.0']),
     (('run',), ['the following arguments are required']),
     (('frobnicate',), ["invalid choice: 'frobnicate'"]),
     (('eval', 'no/such/run'), ['has no checkpoint.pt']),

@@ -195,6 +195,7 @@ def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:f
              phantom_lam:float=1., corrections:int=0, rho_reg:float=0., rho_max:float=0.9, probe:int=4):
     "loss(model, (x, y)) -> (loss, logs) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and its solves' logs."
     if backward not in BACKWARDS: raise ValueError(f"backward must be one of {', '.join(BACKWARDS)}, got {backward!r}")
+    if min(jac_reg, rho_reg) < 0: raise ValueError(f"the penalties' weights must be at least 0, got jac_reg={jac_reg}, rho_reg={rho_reg}")
     def loss(model, b):
         x, y = b
         e = model.encode(x)
@@ -271,8 +272,8 @@ register(Experiment('sudoku-deq', "the recurrent relational network solved to it
     DEQConfig, deq_setup, presets=dict(
     ci=dict(box=(2, 2), hidden=16, embed=4, givens=(4, 10), bands=('minimal', '7-10'), train_size=64, valid_size=32, test_size=32,
             batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=16, back_iters=16, test_steps=(1, 2, 4, 8, 16, 32)),
-    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=3000, eval_every=250, ckpt_every=250,
+    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=1000, eval_every=100, ckpt_every=100,
              train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
-             test_size=500, eval_batch=50, forget_max=0.9, rho_reg=1., rho_max=0.8),
+             test_size=500, eval_batch=50),
     gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
              ckpt_every=2500, train_steps=40, back_iters=40, test_steps=_curve, train_size=100000, valid_size=1000, test_size=1000))));
