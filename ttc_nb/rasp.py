@@ -41,6 +41,7 @@ class Node:
     __hash__ = object.__hash__
     def compute(self, args:list, xs:np.ndarray): raise NotImplementedError   # the children's values and the input
     def eval(self, xs): return evaluate(self, xs)
+    def __repr__(self): return f'{type(self).__name__}#{self.id}'
 
 def evaluate(node:Node, xs):
     "The value of `node` on the input sequence `xs` (a string is its characters): every node of the graph computed once, children first."
@@ -56,15 +57,17 @@ def evaluate(node:Node, xs):
 # %% ../nbs/20_rasp.ipynb #4c0eacf6
 class SOp(Node):
     "A sequence operation: a function from the input sequence to a sequence of the same length."
-    def __repr__(self): return f'{type(self).__name__}#{self.id}'
 
 class Tokens(SOp):
+    "The input itself."
     def compute(self, args, xs): return xs
 
 class Indices(SOp):
+    "The positions 0, ..., n-1."
     def compute(self, args, xs): return np.arange(len(xs))
 
 class Length(SOp):
+    "The input's length n, at every position."
     def compute(self, args, xs): return np.full(len(xs), len(xs))
 
 class Full(SOp):
@@ -91,10 +94,11 @@ class Map(SOp):
     def __init__(self, f, *children, vectorised:bool=False):
         super().__init__(); self.f, self.children, self.vectorised = f, tuple(sop(c) for c in children), vectorised
     def compute(self, args, xs):
-        try: out = self.f(*args) if self.vectorised else as_values(self.f(*xs) for xs in zip(*args))
+        try: out = self.f(*args) if self.vectorised else as_values(self.f(*row) for row in zip(*args))
         except RASPError: raise
         except Exception as e: raise RASPError(f"{getattr(self.f, '__name__', 'a function')} failed on the values {[a.tolist() for a in args]}: {e}") from None
-        return out if isinstance(out, np.ndarray) and out.dtype != object else as_values(np.asarray(out, dtype=object).tolist())
+        if out.dtype == object: out = as_values(out.tolist())    # e.g. strings compared: objects that are all booleans
+        return out
 
 def sop_map(f, s): return Map(f, s)
 def zipmap(f, a, b): return Map(f, a, b)
@@ -106,7 +110,6 @@ def _truth(x):
     if x.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in x.tolist()):
         raise RASPError(f"and, or and not need booleans, got {x.tolist()}")
     return x.astype(bool)
-
 
 for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv, floordiv=operator.floordiv,
                     mod=operator.mod, pow=operator.pow).items():
@@ -127,7 +130,6 @@ EQ, NEQ, LT, LEQ, GT, GEQ, TRUE, FALSE = '==', '!=', '<', '<=', '>', '>=', 'TRUE
 
 class Selector(Node):
     "A selection matrix (queries, keys) of booleans, computed from s-ops."
-    def __repr__(self): return f'{type(self).__name__}#{self.id}'
     def __and__(self, other): return SelectorOp(np.logical_and, self, other)
     def __or__(self, other): return SelectorOp(np.logical_or, self, other)
     def __invert__(self): return SelectorOp(np.logical_not, self)
