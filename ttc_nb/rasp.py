@@ -45,7 +45,7 @@ class Node:
 
 def evaluate(node:Node, xs):
     "The value of `node` on the input sequence `xs` (a string is its characters): every node of the graph computed once, children first."
-    xs, vals, stack = as_values(list(xs)), {}, [(node, False)]
+    xs, vals, stack = as_values(xs), {}, [(node, False)]
     while stack:                                      # depth first, with a stack of its own: deep programs need no recursion
         v, expanded = stack.pop()
         if expanded: vals[v.id] = v.compute([vals[c.id] for c in v.children], xs)
