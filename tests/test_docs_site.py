@@ -12,7 +12,8 @@ FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-ne
 NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machinery', 'cli': 'The ttc command line',
                   'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph',
                   'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',
-                  'rasp': 'RASP: Thinking Like Transformers'}
+                  'rasp': 'RASP: Thinking Like Transformers', 'rasp_lang': 'The RASP language',
+                  'rasp_analysis': 'How many layers and heads'}
 
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."

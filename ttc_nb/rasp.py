@@ -15,7 +15,10 @@ import numpy as np
 
 # %% ../nbs/20_rasp.ipynb #8b2a01d6
 class RASPError(ValueError):
-    "A RASP program or its input is wrong; the message says how, in RASP's terms."
+    "A RASP program or its input is wrong; the message says how, in RASP's terms, and `where`, when a program text is known."
+    def __init__(self, message, where:tuple=None):     # where: ('line 3, column 5', the line with a caret under the column)
+        self.where = where
+        super().__init__(message if where is None else f"{where[0]}: {message}\n{where[1]}")
 
 def _kind(x):
     if isinstance(x, (bool, np.bool_)): return bool
@@ -36,23 +39,32 @@ def as_values(xs):
 _ids = count()
 class Node:
     "A node of a RASP program: it reads the nodes in `children` and computes its value from theirs."
-    children = ()
+    children, where = (), None                      # where: the place in a program text that built the node
     def __init__(self): self.id = next(_ids)
     __hash__ = object.__hash__
     def compute(self, args:list, xs:np.ndarray): raise NotImplementedError   # the children's values and the input
     def eval(self, xs): return evaluate(self, xs)
     def __repr__(self): return f'{type(self).__name__}#{self.id}'
 
-def evaluate(node:Node, xs):
-    "The value of `node` on the input sequence `xs` (a string is its characters): every node of the graph computed once, children first."
-    xs, vals, stack = as_values(xs), {}, [(node, False)]
+def _compute(v:Node, args, xs):
+    try: return v.compute(args, xs)
+    except RASPError as e:
+        if e.where is None and v.where is not None: raise RASPError(str(e), v.where) from None
+        raise
+
+def evaluate(node, xs):
+    "The value of `node` (a list of values for a list of nodes) on the input sequence `xs` (a string is its characters): every node of the graph computed once, children first."
+    nodes = list(node) if isinstance(node, (list, tuple)) else [node]
+    if len(xs) == 0: raise RASPError('the input is empty: RASP needs at least one token')
+    xs, vals, stack = as_values(xs), {}, [(v, False) for v in reversed(nodes)]
     while stack:                                      # depth first, with a stack of its own: deep programs need no recursion
         v, expanded = stack.pop()
-        if expanded: vals[v.id] = v.compute([vals[c.id] for c in v.children], xs)
+        if expanded: vals[v.id] = _compute(v, [vals[c.id] for c in v.children], xs)
         elif v.id not in vals:
             vals[v.id] = None; stack.append((v, True))   # None: under way
             stack.extend((c, False) for c in v.children if c.id not in vals)
-    return vals[node.id]
+    out = [vals[v.id] for v in nodes]
+    return out if isinstance(node, (list, tuple)) else out[0]
 
 # %% ../nbs/20_rasp.ipynb #4c0eacf6
 class SOp(Node):
@@ -94,7 +106,9 @@ class Map(SOp):
     def __init__(self, f, *children, vectorised:bool=False):
         super().__init__(); self.f, self.children, self.vectorised = f, tuple(sop(c) for c in children), vectorised
     def compute(self, args, xs):
-        try: out = self.f(*args) if self.vectorised else as_values(self.f(*row) for row in zip(*args))
+        try:
+            with np.errstate(divide='raise', invalid='raise', over='raise'):     # 1/0 is an error, not inf
+                out = self.f(*args) if self.vectorised else as_values(self.f(*row) for row in zip(*args))
         except RASPError: raise
         except Exception as e: raise RASPError(f"{getattr(self.f, '__name__', 'a function')} failed on the values {[a.tolist() for a in args]}: {e}") from None
         if out.dtype == object: out = as_values(out.tolist())    # e.g. strings compared: objects that are all booleans
@@ -107,8 +121,8 @@ def _op(f, swap=False):
     return lambda self, other: Map(f, *((other, self) if swap else (self, other)), vectorised=True)
 
 def _truth(x):
-    if x.dtype != bool and not all(isinstance(v, (bool, np.bool_)) for v in x.tolist()):
-        raise RASPError(f"and, or and not need booleans, got {x.tolist()}")
+    if x.dtype == object and all(isinstance(v, (bool, np.bool_, int, np.integer)) for v in x.tolist()): x = as_values(x.tolist())
+    if x.dtype not in (bool, np.int64): raise RASPError(f"and, or and not need booleans (or integers, 0 false), got {x.tolist()}")
     return x.astype(bool)
 
 for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv, floordiv=operator.floordiv,
@@ -169,6 +183,7 @@ class Aggregate(SOp):
     def __init__(self, selector, s, default=0):
         super().__init__()
         if not isinstance(selector, Selector): raise RASPError(f"aggregate needs a selector first, got {selector!r}")
+        if isinstance(default, (Node, list, tuple, dict, np.ndarray)): raise RASPError(f"the default of aggregate must be one value, not {default!r}")
         self.children, self.default = (selector, sop(s)), default
     def compute(self, args, xs):
         S, v = args
