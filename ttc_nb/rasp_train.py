@@ -7,7 +7,7 @@ __all__ = ['PAD', 'BOS', 'DYCK', 'TASKS', 'PRESETS', 'LONGER', 'sample_inputs', 
            'attention_mse', 'rasp_loss', 'RASPConfig', 'rasp_data', 'rasp_setup', 'ablations', 'argmax_match',
            'attention_match']
 
-# %% ../nbs/23_rasp_train.ipynb #f40ae101
+# %% ../nbs/23_rasp_train.ipynb #8087eb2b
 from dataclasses import dataclass
 import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
@@ -17,7 +17,7 @@ import ttc_nb.rasp as R
 from .rasp_lang import library
 from .rasp_analysis import analyse
 
-# %% ../nbs/23_rasp_train.ipynb #3415576e
+# %% ../nbs/23_rasp_train.ipynb #224698c2
 PAD, BOS = '<pad>', '§'
 DYCK = {'dyck1_ptf': '()', 'dyck2_ptf': '(){}'}
 
@@ -45,7 +45,7 @@ def sample_inputs(program:str, n:int, alphabet:int, min_len:int, max_len:int, rn
         if s not in seen: seen.add(s); out.append(s)
     return out
 
-# %% ../nbs/23_rasp_train.ipynb #2969699d
+# %% ../nbs/23_rasp_train.ipynb #8f0839a8
 class RASPTask:
     "A library program's task: its heads, and token, label and selector tensors for a list of inputs."
     def __init__(self, program:str, alphabet:int, max_len:int):
@@ -72,7 +72,7 @@ class RASPTask:
             for k, m in enumerate(vals[1:]): S[i, k, :len(s), :len(s)] = torch.from_numpy(m)
         return x, y, S
 
-# %% ../nbs/23_rasp_train.ipynb #8cb778aa
+# %% ../nbs/23_rasp_train.ipynb #8cd6b84c
 class RASPTransformer(nn.Module):
     "An encoder of the layers and heads a program needs; `forward(x, steps=1)` returns `Thoughts` of one prediction."
     def __init__(self, cfg:TransformerConfig, n_tokens:int, n_out:int):
@@ -104,7 +104,7 @@ def rasp_loss(model, batch, sup:list, weight:float):
     mse = torch.stack([attention_mse(th.aux['attns'][l][:, j], S[:, k], x) for k, l, j in sup]).mean()
     return ce + weight * mse, {'ce': ce.detach(), 'attn_mse': mse.detach()}
 
-# %% ../nbs/23_rasp_train.ipynb #0cafd1b2
+# %% ../nbs/23_rasp_train.ipynb #2647a18b
 @dataclass
 class RASPConfig(TrainConfig):
     program: str = 'reverse'     # a library program of ttc_nb.rasp_lang
@@ -143,7 +143,7 @@ def rasp_setup(cfg:RASPConfig) -> Setup:
     return Setup(model, sample, lambda m, b: rasp_loss(m, b, sup, cfg.attn_weight),
                  evals={'valid': batches(valid), 'test': batches(test)}, metrics={'acc': accuracy, 'exact': exact})
 
-# %% ../nbs/23_rasp_train.ipynb #0512ed0f
+# %% ../nbs/23_rasp_train.ipynb #3206ef24
 TASKS = ('reverse', 'hist_bos', 'hist', 'hist2_bos', 'sort_bos', 'most_freq_bos', 'dyck1_ptf', 'dyck2_ptf')
 PRESETS = dict(
     ci=dict(alphabet=4, max_len=5, train_size=400, valid_size=50, test_size=50, d_model=32, d_ff=64, updates=30,
@@ -158,15 +158,15 @@ for p in TASKS:
     register(Experiment(f"rasp-{p.replace('_', '-')}", f'a transformer of the layers and heads RASP predicts learns {p} (Weiss et al. 2021)',
                         RASPConfig, rasp_setup, presets={k: v | dict(program=p) | LONGER.get(p, {}).get(k, {}) for k, v in PRESETS.items()}))
 
-# %% ../nbs/23_rasp_train.ipynb #e8f5caff
+# %% ../nbs/23_rasp_train.ipynb #f70067e5
 def ablations(layers:int, heads:int) -> dict:
     "The runs of a program whose analysis counts `layers` and `heads`: {name: config overrides}."
     runs = {'predicted': (), 'supervised': ('attn_weight=100',)}
     if heads > 1: runs['heads-1'] = (f'heads={heads - 1}',)
-    if layers > 1: runs |= {'layers-1': (f'layers={layers - 1}',), 'layers-1-heads*2': (f'layers={layers - 1}', f'heads={2 * heads}')}
+    if layers > 1: runs |= {'layers-1': (f'layers={layers - 1}',), 'layers-1-heads-x2': (f'layers={layers - 1}', f'heads={2 * heads}')}
     return runs
 
-# %% ../nbs/23_rasp_train.ipynb #37373d68
+# %% ../nbs/23_rasp_train.ipynb #9f1c1559
 def argmax_match(a, S, x) -> torch.Tensor:
     "Share of real query rows that select something whose most-attended real key is selected by `S`."
     real = x != 0
