@@ -5,15 +5,14 @@
 # %% auto #0
 __all__ = ['postorder', 'head_key', 'Analysis', 'analyse', 'draw_graph', 'draw_selector']
 
-# %% ../nbs/22_rasp_analysis.ipynb #44a5fd28
-from dataclasses import dataclass, field
+# %% ../nbs/22_rasp_analysis.ipynb #59821172
+from dataclasses import dataclass
 import json
-import numpy as np
 import ttc_nb.rasp as R
 from .rasp import RASPError
 from .rasp_lang import Program
 
-# %% ../nbs/22_rasp_analysis.ipynb #8f2d227a
+# %% ../nbs/22_rasp_analysis.ipynb #4f0daa95
 def postorder(nodes) -> list:
     "Every node the graphs of `nodes` reach, each once, children before the nodes that read them."
     out, seen, stack = [], set(), [(v, False) for v in reversed(nodes)]
@@ -33,7 +32,7 @@ def head_key(s) -> tuple:
     if isinstance(s, (R.Tokens, R.Indices, R.Length)): return (type(s).__name__,)
     return ('node', s.id)
 
-# %% ../nbs/22_rasp_analysis.ipynb #3e5593f8
+# %% ../nbs/22_rasp_analysis.ipynb #ff1d05f7
 _at0 = R.select(R.indices, 0, R.EQ)
 _all = R.select(R.tokens, R.tokens, R.TRUE)
 
@@ -91,7 +90,7 @@ def analyse(target, name:str=None) -> Analysis:
     top = max(layer.values(), default=0)
     return Analysis(layer, [list(heads.get(l, {}).values()) for l in range(1, top + 1)], {n: layer[v.id] for n, v in sops.items()})
 
-# %% ../nbs/22_rasp_analysis.ipynb #c0d96123
+# %% ../nbs/22_rasp_analysis.ipynb #5d7bf6ca
 def _label(v, names:dict) -> str:
     if v.id in names: return names[v.id]
     if isinstance(v, R.Select): return f'select {v.predicate}'
@@ -127,7 +126,7 @@ def draw_graph(program:Program, name:str=None, ax=None):
     ax.set_title(f"{name or 'program'}: {a.layers} layers, heads {a.head_counts}", fontsize=10)
     return ax
 
-# %% ../nbs/22_rasp_analysis.ipynb #5a19f098
+# %% ../nbs/22_rasp_analysis.ipynb #df719295
 def draw_selector(selector, xs, title:str='', ax=None):
     "The matrix of `selector` on the input `xs`: a row per query, a column per key, selected cells dark."
     import matplotlib.pyplot as plt
