@@ -497,8 +497,7 @@ def library(name:str) -> Program:
 
 def run_library(name:str, xs) -> list:
     "The result of library program `name` on the input `xs`."
-    p = library(name)
-    return p(xs, list(p.sops)[-1])[list(p.sops)[-1]]
+    return R.evaluate(library(name).output, xs).tolist()
 
 # %% ../nbs/21_rasp_lang.ipynb #cbb6ecb2
 def show(v) -> str:
