@@ -12,7 +12,7 @@ __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everythi
            'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
-import os, sys, json, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
+import os, sys, json, inspect, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -246,10 +246,12 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
         if not quiet: print(' '.join(f'{k} {v:.4g}' if isinstance(v, float) else f'{k} {v}' for k, v in rec.items()))
     quiet = _quiet() if quiet is None else quiet
     amp, recs, t0 = amp and device.type == 'cuda', [], time.time()
+    curriculum = 'update' in inspect.signature(sample).parameters   # sample(gen, update)
     model.train()
     it = range(start, updates)
     for i in (it if quiet else progress_bar(it, total=updates - start)):
-        res = _step(model, opt, sched, loss_fn, to_device(sample(gen), device), clip, amp)
+        batch = sample(gen, i) if curriculum else sample(gen)
+        res = _step(model, opt, sched, loss_fn, to_device(batch, device), clip, amp)
         if res is None:
             bad, skipped = bad + 1, skipped + 1
             warnings.warn(f'update {i + 1}: loss or gradient is not finite; update skipped ({bad} in a row)')

@@ -23,9 +23,11 @@ class TransformerConfig:
     causal: bool = False          # True: a query sees only itself and the keys before it
     dropout: float = 0.0
     bias: bool = True
+    gelu: str = 'none'            # 'none': the exact GELU; 'tanh': GPT-2's tanh approximation
     def __post_init__(self):
         if self.d_model % self.n_heads: raise ValueError(f'd_model {self.d_model} is not divisible by n_heads {self.n_heads}')
         if self.positions not in ('learned', 'sinusoidal', 'none'): raise ValueError(f"positions must be learned, sinusoidal or none, not {self.positions!r}")
+        if self.gelu not in ('none', 'tanh'): raise ValueError(f"gelu must be 'none' (exact) or 'tanh', not {self.gelu!r}")
         self.d_ff = self.d_ff or 4 * self.d_model
 
 # %% ../nbs/05_transformer.ipynb #c772114e
@@ -63,8 +65,8 @@ class MLP(nn.Module):
     def __init__(self, cfg:TransformerConfig):
         super().__init__()
         self.fc, self.proj = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias), nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
-        self.dropout = nn.Dropout(cfg.dropout)
-    def forward(self, x): return self.dropout(self.proj(F.gelu(self.fc(x))))
+        self.dropout, self.gelu = nn.Dropout(cfg.dropout), cfg.gelu
+    def forward(self, x): return self.dropout(self.proj(F.gelu(self.fc(x), approximate=self.gelu)))
 
 class Block(nn.Module):
     "A pre-LayerNorm transformer block; returns the new residual stream and the attention probabilities when asked."
