@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['TASKS', 'GPU_LOOPS', 'BASELINES', 'BASELINE_FNS', 'sample_functions', 'normaliser', 'interleave', 'scheduled',
            'LSTMBlock', 'Backbone', 'LoopedTransformer', 'Transformer', 'n_params', 'LoopedConfig', 'looped_model',
-           'test_prompts', 'looped_loss', 'looped_setup', 'presets', 'least_squares', 'lasso', 'nearest_neighbours',
+           'held_out_prompts', 'looped_loss', 'looped_setup', 'presets', 'least_squares', 'lasso', 'nearest_neighbours',
            'averaging', 'greedy_tree', 'network', 'bootstrap', 'predictions', 'run_errors', 'baseline_errors',
            'plot_by_k']
 
@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
-from .core import TrainConfig, Setup, Experiment, register, Recurrent, Thoughts
+from pathlib import Path
+from .core import TrainConfig, Setup, Experiment, register, Recurrent, Thoughts, load_run, load_json, save_json
 from .transformer import TransformerConfig, Block, MLP, Positions
 
 # %% ../nbs/30_looped.ipynb #66114f1d
@@ -151,8 +152,8 @@ def looped_model(cfg:LoopedConfig):
     if cfg.model == 'standard': return Transformer(tcfg, cfg.d)
     return LoopedTransformer(tcfg, cfg.d, cfg.block, cfg.n_last_tokens)
 
-def test_prompts(cfg:LoopedConfig) -> tuple:
-    "The experiment's test prompts' x (N, n, d) and y (N, n): the final curriculum, drawn with `data_seed`."
+def held_out_prompts(cfg:LoopedConfig) -> tuple:
+    "The experiment's held-out test prompts' x (N, n, d) and y (N, n): the final curriculum, drawn with `data_seed`."
     return sample_functions(cfg.task, cfg.eval_size, cfg.points[1], cfg.d, torch.Generator().manual_seed(cfg.data_seed),
                             sparsity=cfg.sparsity, noise=cfg.noise)
 
@@ -172,7 +173,7 @@ def looped_setup(cfg:LoopedConfig) -> Setup:
         n, active, b = (scheduled(s, update) for s in (cfg.points, cfg.dims, cfg.loops))
         x, y = sample_functions(cfg.task, cfg.batch_size, n, cfg.d, gen, active, cfg.sparsity, cfg.noise)
         return interleave(x, y), y, b
-    x, y = test_prompts(cfg)
+    x, y = held_out_prompts(cfg)
     test = [(interleave(x[i:i + cfg.eval_batch], y[i:i + cfg.eval_batch]), y[i:i + cfg.eval_batch]) for i in range(0, len(x), cfg.eval_batch)]
     metrics = {'err': lambda pred, y: (pred[:, -1] - y[:, -1]) ** 2 / scale,      # at the last position: k = n - 1 examples
                'err_all': lambda pred, y: ((pred - y) ** 2).mean(1) / scale}      # averaged over k = 0, ..., n - 1
@@ -192,7 +193,7 @@ def presets(task:str, model:str) -> dict:
                         n_embd=256, n_heads=8, updates=20000, lr=1e-4, wd=0., schedule='constant', eval_every=1000, ckpt_every=1000,
                         test_steps=tuple(sorted({1, 2, 5, b // 2, b, 2 * b, 5 * b, 10 * b, 20 * b}))))
     if model == 'standard':
-        for p in out.values(): p |= dict(model='standard', n_layers=12 if p['d'] > 3 else 2, loops=(1, 1, 1, 1), window=1, train_steps=1, test_steps=(1,))
+        for k, p in out.items(): p |= dict(model='standard', n_layers=2 if k == 'ci' else 12, loops=(1, 1, 1, 1), window=1, train_steps=1, test_steps=(1,))
     return {k: v | dict(task=task) for k, v in out.items()}
 
 for task in TASKS:
@@ -287,9 +288,6 @@ def network(x, y, hidden:int=100, steps:int=1000, lr:float=5e-3, seed:int=0) -> 
     return pred.diagonal(dim1=0, dim2=2) * (torch.arange(n) > 0)               # network k's prediction at position k
 
 # %% ../nbs/30_looped.ipynb #3b5717de
-from pathlib import Path
-from .core import load_run, load_json, save_json
-
 BASELINES = {'linear': ('least_squares', 'averaging', 'nearest_neighbours'),
              'noisy_linear': ('least_squares', 'ridge', 'averaging', 'nearest_neighbours'),
              'sparse_linear': ('least_squares', 'lasso', 'averaging', 'nearest_neighbours'),
@@ -321,7 +319,7 @@ def run_errors(run_dir) -> dict:
     path = Path(run_dir)/'by_k.json'
     if path.exists(): return load_json(path)
     _, cfg, s = load_run(run_dir, 'cpu')
-    x, y = test_prompts(cfg)
+    x, y = held_out_prompts(cfg)
     steps = sorted({*cfg.test_steps, cfg.train_steps})
     pred, scale = predictions(s.model, x, y, steps), normaliser(cfg.task, cfg.d, cfg.sparsity)
     save_json({str(n): bootstrap((pred[i] - y) ** 2 / scale) for i, n in enumerate(steps)}, path)
@@ -331,7 +329,7 @@ def baseline_errors(cfg:LoopedConfig, path) -> dict:
     "Per-k normalised errors of the task's baselines on the experiment's test prompts, with bootstrap bands; kept in `path`."
     path = Path(path)
     if path.exists(): return load_json(path)
-    x, y = test_prompts(cfg)
+    x, y = held_out_prompts(cfg)
     scale = normaliser(cfg.task, cfg.d, cfg.sparsity)
     save_json({b: bootstrap((BASELINE_FNS[b](x, y) - y) ** 2 / scale) for b in BASELINES[cfg.task]}, path)
     return load_json(path)
