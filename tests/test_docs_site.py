@@ -14,7 +14,8 @@ NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machin
                   'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',
                   'rasp': 'RASP: Thinking Like Transformers', 'rasp_lang': 'The RASP language',
                   'rasp_analysis': 'How many layers and heads', 'transformer': 'Transformer blocks',
-                  'rasp_train': 'Transformers that follow RASP programs', 'looped': 'Looped transformers'}
+                  'rasp_train': 'Transformers that follow RASP programs', 'looped': 'Looped transformers',
+                  'pgadj': 'Learned adjacencies'}
 
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."

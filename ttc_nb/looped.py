@@ -187,8 +187,9 @@ def presets(task:str, model:str) -> dict:
     b, T = GPU_LOOPS[task]
     out = dict(ci=dict(d=3, dims=(2, 3, 1, 10), points=(4, 7, 1, 10), loops=(2, 3, 1, 10), window=2, train_steps=3, n_embd=16,
                        n_heads=2, updates=30, eval_every=15, ckpt_every=15, eval_size=64, eval_batch=32, test_steps=(1, 3, 6)),
-               cpu=dict(d=5, dims=(2, 5, 1, 500), points=(5, 11, 2, 500), loops=(4, 20, 2, 500), window=10, train_steps=20,
-                        updates=8000, lr=1e-3, wd=0., warmup=200, eval_every=1000, ckpt_every=500, test_steps=(1, 2, 5, 10, 20, 40, 100, 200, 400)),
+               cpu=dict(d=5, dims=(2, 5, 1, 500), points=(5, 11, 2, 500), loops=(4, 40, 3, 375), window=10, train_steps=40,
+                        updates=8000, lr=1e-3, wd=0., warmup=200, eval_every=1000, ckpt_every=500,
+                        test_steps=(1, 2, 5, 10, 20, 40, 80, 200, 400, 800)),
                gpu=dict(d=10, dims=(5, 10, 1, 1000), points=(11, 41, 2, 500), loops=(T, b, 1, 10000 // (b - T)), window=T, train_steps=b,
                         n_embd=256, n_heads=8, updates=20000, lr=1e-4, wd=0., schedule='constant', eval_every=1000, ckpt_every=1000,
                         test_steps=tuple(sorted({1, 2, 5, b // 2, b, 2 * b, 5 * b, 10 * b, 20 * b}))))

@@ -24,22 +24,30 @@ def mlp(n_in:int, hidden:int, n_out:int, layers:int=3):
     return nn.Sequential(*mods[:-1])
 
 # %% ../nbs/41_rrn.ipynb #4b6ccc02
-def message_sum(f:nn.Sequential, h, peers):
-    "m_j = sum of f([h_i, h_j]) over the peers i of each node j, for states `h` (B, N, H) and the table `peers` (N, K): (B, N, out)."
-    B, N, K = *h.shape[:2], peers.shape[1]
+def message_sum(f:nn.Sequential, h, peers, weights=None):
+    "m_j = sum of w_ij f([h_i, h_j]) over the peers i of each node j, for states `h` (B, N, H), senders `peers` (N, K) or (B, N, K), weights (B, N, K) or all 1: (B, N, out)."
+    (B, N), K = h.shape[:2], peers.shape[-1]
     W_i, W_j = f[0].weight.chunk(2, 1)                                          # f's first layer: W_i h_i + W_j h_j + b
-    z = (h @ W_i.T).index_select(1, peers.flatten()).view(B, N, K, -1) + F.linear(h, W_j, f[0].bias)[:, :, None]  # (B, N, K, hidden)
+    senders = h @ W_i.T                                                         # (B, N, hidden)
+    if peers.dim() == 2: z = senders.index_select(1, peers.flatten())           # one table for every board
+    else: z = senders.flatten(0, 1).index_select(0, (peers + N * torch.arange(B, device=h.device)[:, None, None]).flatten())
+    z = z.view(B, N, K, -1) + F.linear(h, W_j, f[0].bias)[:, :, None]           # (B, N, K, hidden)
+    if len(f) > 1: z = f[1:-1](z)
+    if weights is not None: z = z * weights[..., None]
     if len(f) == 1: return z.sum(2)
-    return F.linear(f[1:-1](z).sum(2), f[-1].weight) + K * f[-1].bias          # f's last layer, after the sum
+    total = K if weights is None else weights.sum(2, keepdim=True)
+    return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias                # f's last layer, after the sum
 
 # %% ../nbs/41_rrn.ipynb #c81006d2
 class RRN(Recurrent):
     "Palm et al.'s recurrent relational network on Sudoku boards with boxes of shape `box`."
-    def __init__(self, box=(3, 3), hidden:int=96, mlp_layers:int=3, embed:int=16, positions:bool=True):
+    def __init__(self, box=(3, 3), hidden:int=96, mlp_layers:int=3, embed:int=16, positions:bool=True, graph:str='sudoku'):
         super().__init__()
         self.box, self.n = tuple(box), geometry(box).n
         n, H, cells = self.n, hidden, torch.arange(self.n ** 2)
-        self.register_buffer('peers', torch.tensor(geometry(box).peers), persistent=False)   # (N, K): the senders to each node
+        if graph not in ('sudoku', 'full'): raise ValueError(f"graph must be 'sudoku' (the constraints) or 'full' (every other cell), not {graph!r}")
+        peers = geometry(box).peers if graph == 'sudoku' else [[i for i in range(n * n) if i != j] for j in range(n * n)]
+        self.register_buffer('peers', torch.tensor(peers), persistent=False)     # (N, K): the senders to each node
         self.register_buffer('rows', cells // n, persistent=False)
         self.register_buffer('cols', cells % n, persistent=False)
         self.digit = nn.Embedding(n + 1, embed)                                   # 0 is a blank
@@ -71,9 +79,13 @@ class RRN(Recurrent):
 
     def init(self, e): return e[0], torch.zeros_like(e[0])                        # h^0 = x, s^0 = 0
 
+    def graph(self, e):
+        "The senders to each node and the weights of their messages: the fixed table, every weight 1."
+        return self.peers, None
+
     def cell_input(self, h, e):
         "The LSTM's input: g's input MLP on [x_j, m_j], m_j the sum of the messages to node j."
-        m = message_sum(self.f, h, self.peers)                                    # (B, N, H)
+        m = message_sum(self.f, h, *self.graph(e))                                # (B, N, H)
         return self.g_in[1:](e[1] + F.linear(m, self.g_in[0].weight[:, h.shape[-1]:]))
 
     def step(self, state, e):
