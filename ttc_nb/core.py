@@ -61,6 +61,7 @@ class Recurrent(nn.Module):
     def init(self, e): raise NotImplementedError
     def step(self, h, e): raise NotImplementedError
     def readout(self, h): raise NotImplementedError
+    def aux(self, e): return {}                  # values of the encoded input a loss needs beside the predictions
     def unroll(self, e, h, steps:int):
         "`steps` iterations from state `h` on the encoded input `e`: the list of predictions after each, and the last state."
         preds = []
@@ -71,7 +72,7 @@ class Recurrent(nn.Module):
     def forward(self, x, steps:int):
         if steps < 1: raise ValueError(f"steps must be at least 1, got {steps}")
         e = self.encode(x)
-        return Thoughts(torch.stack(self.unroll(e, self.init(e), steps)[0]))
+        return Thoughts(torch.stack(self.unroll(e, self.init(e), steps)[0]), self.aux(e))
 
 # %% ../nbs/00_core.ipynb #b9578fb4
 IGNORE = -100   # the target of a position that has none (F.cross_entropy's ignore_index)

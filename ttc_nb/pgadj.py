@@ -107,13 +107,9 @@ class LearnedGraphRRN(RRN):
             weights = 1 + p - p.detach()
         return xj, gx, peers, weights, log_p, value
     def graph(self, e): return e[2], e[3]
-    def forward(self, x, steps:int):
-        if steps < 1: raise ValueError(f"steps must be at least 1, got {steps}")
-        e = self.encode(x)
-        preds = torch.stack(self.unroll(e, self.init(e), steps)[0])
-        return Thoughts(preds, aux=dict(peers=e[2], log_p=e[4], value=e[5]))
+    def aux(self, e): return dict(peers=e[2], log_p=e[4], value=e[5])
 
-# %% ../nbs/43_pgadj.ipynb #1ccf2978
+# %% ../nbs/43_pgadj.ipynb #e98308bf
 def puzzle_cost(th:Thoughts, y):
     "Each puzzle's cross-entropy, averaged over its cells and over every step: (B,)."
     T, B = th.preds.shape[:2]
