@@ -8,6 +8,8 @@ With --reference DIR (the `scripts` folder of a checkout of github.com/leiay/loo
 `TransformerModelLooped` is timed doing what their `train.py` does per step: a fresh task sampler, the forward pass with
 its no-gradient horizon, the loss, backward, Adam and their per-parameter gradient-norm logging.
 Each figure is the median over --reps timed runs of --steps steps, after one warm-up run. The aim: ours >= 1.5x theirs.
+Beside them: two variants of ours (the loop body compiled with `torch.compile`; bfloat16 autocast), the step's matrix-product
+FLOPs counted from the architecture, the rate they are done at, and the machine's rate on one large matrix product.
 Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/looped/speed.json] [--device cpu]
 """
 import argparse, importlib, statistics, sys, time
@@ -18,12 +20,32 @@ from ttc_nb.looped import looped_setup, LoopedConfig
 CONFIGS = dict(cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),
                study=dict(d=10, points=41, n_embd=256, n_heads=8, b=30, T=20, steps=3))
 
-def ours(c, device):
-    "A function that runs `n` training updates of our looped model in configuration `c`."
+def ours(c, device, variant=None):
+    "A function that runs `n` training updates of our looped model in configuration `c`; `variant`: None, 'compiled' or 'bf16'."
     cfg = LoopedConfig(d=c['d'], dims=(c['d'], c['d'], 1, 1), points=(c['points'], c['points'], 1, 1), loops=(c['b'], c['b'], 1, 1),
                        window=c['T'], train_steps=c['b'], n_embd=c['n_embd'], n_heads=c['n_heads'], batch_size=64, eval_size=64)
     s = looped_setup(cfg)
-    return lambda n: fit(s.model, s.sample, s.loss, n, lr=1e-4, wd=0., device=device, quiet=True)
+    loss = s.loss
+    if variant == 'compiled': s.model.f = torch.compile(s.model.f)
+    if variant == 'bf16': loss = lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(s.loss)(m, b)
+    return lambda n: fit(s.model, s.sample, loss, n, lr=1e-4, wd=0., device=device, quiet=True)
+
+def flops(c) -> float:
+    """Matrix-product FLOPs of one training step of batch 64: per loop and prompt, the block's linear maps (12 C^2 weights per token)
+    and the attention's scores and weighted sum (2 T^2 C), two FLOPs a multiply-add; a loop with gradient costs three times one without."""
+    T, C = 2 * c['points'], c['n_embd']
+    loop = 64 * 2 * (12 * C * C * T + 2 * T * T * C)
+    return loop * (max(0, c['b'] - c['T']) + 3 * min(c['b'], c['T']))
+
+def matmul_rate(device, n=2048, reps=10) -> float:
+    "GFLOP/s of one large float32 matrix product on this machine: what its cores can do when nothing else limits them."
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    a @ b
+    if device == 'cuda': torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps): a @ b
+    if device == 'cuda': torch.cuda.synchronize()
+    return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
 
 def reference(c, device, path):
     "A function that runs `n` training steps of Yang et al.'s looped model as their train.py does."
@@ -61,11 +83,16 @@ def main():
     p.add_argument('--configs', default='cpu,study')
     args = p.parse_args()
     res = dict(benchmark='looped transformer training steps per second, linear regression, batch 64', device=args.device,
-               reference=args.reference, configs={}, env=environment(args.device))
+               reference=args.reference, matmul_gflops=round(matmul_rate(args.device), 1), configs={}, env=environment(args.device))
     for name in args.configs.split(','):
         c = CONFIGS[name]
         torch.manual_seed(0)
         r = dict(config=c, ours=round(steps_per_s(ours(c, args.device), c['steps'], args.reps, args.device), 3))
+        for v in ('compiled', 'bf16'):
+            torch.manual_seed(0)
+            r[f'ours_{v}'] = round(steps_per_s(ours(c, args.device, v), c['steps'], args.reps, args.device), 3)
+        r['gflop_per_step'] = round(flops(c) / 1e9, 2)
+        r['ours_gflops'] = round(r['gflop_per_step'] * r['ours'], 1)
         if args.reference:
             r['reference'] = round(steps_per_s(reference(c, args.device, args.reference), c['steps'], args.reps, args.device), 3)
             r['speedup'] = round(r['ours'] / r['reference'], 3)

@@ -176,6 +176,7 @@ class RRNConfig(SudokuConfig):
     "The `sudoku-rrn` config: a Sudoku network and its loss."
     min_steps: int = 0        # each batch thinks for a number of steps drawn from min_steps..train_steps; 0: train_steps
     alpha: float = 0.         # weight of the progressive loss (Bansal et al. 2022)
+    graph: str = 'sudoku'     # 'sudoku': messages along the constraints; 'full': from every other cell
 
 def rrn_data(cfg:SudokuConfig):
     "The puzzle sets of `cfg`: {'train', 'valid', 'test': {band: set}}, each set with puzzles, solutions and givens counts."
@@ -191,7 +192,7 @@ def sudoku_setup(cfg:SudokuConfig, model, loss):
 
 def rrn_setup(cfg:RRNConfig):
     "The network, its loss, training batches, held-out sets and metrics of `cfg`."
-    return sudoku_setup(cfg, RRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions),
+    return sudoku_setup(cfg, RRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.graph),
                         rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha))
 
 # %% ../nbs/41_rrn.ipynb #ea40bb5e
