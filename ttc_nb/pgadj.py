@@ -101,11 +101,14 @@ class LearnedGraphRRN(RRN):
         true = torch.zeros(N, N, dtype=torch.bool)
         true[torch.arange(N).repeat_interleave(self.peers.shape[1]), self.peers.flatten()] = True
         self.register_buffer('true_graph', true, persistent=False)                      # (N, N): j's row marks its peers
+    def logits(self, x):
+        "The logits (B, N, N) each cell draws its senders from: the sampler's, plus the prior on the constraint edges; and the values (B, N)."
+        logits, value = self.sampler(x)
+        return logits + self.prior * self.true_graph, value
     def encode(self, x):
         "The RRN's inputs, then the drawn senders (B, N, K), their messages' weights, log p of each cell's draw (B, N) and the values (B, N)."
         xj, gx = super().encode(x)
-        logits, value = self.sampler(x)
-        logits = logits + self.prior * self.true_graph
+        logits, value = self.logits(x)
         peers = gumbel_top_k(logits.detach(), self.K) if self.training else logits.topk(self.K, -1).indices
         log_p = plackett_luce_log_prob(logits, peers)
         weights = None
@@ -213,8 +216,7 @@ register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's
 @torch.no_grad()
 def neighbour_probs(model:LearnedGraphRRN, x):
     "Each cell's probabilities (B, N, N) of drawing each other cell first, for puzzles x (B, N)."
-    logits, _ = model.sampler(x)
-    return (logits + model.prior * model.true_graph).softmax(-1)
+    return model.logits(x)[0].softmax(-1)
 
 def plot_neighbours(model:LearnedGraphRRN, puzzle, cells, axs=None):
     "For each of `cells`, the board shaded by the probability that `puzzle`'s cell draws each cell first; the cell framed, its true peers dotted."
