@@ -34,7 +34,8 @@ def test_list_names_every_experiment_with_presets():
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'method=newton'), ['sudoku-deq: method must be one of anderson, broyden, iterate', "got 'newton'"]),
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'fallback=newton'), ["sudoku-deq: fallback must be '' or one of anderson, broyden, iterate"]),
     (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'rho_reg=-1'), ["sudoku-deq: the penalties' weights must be at least 0", 'rho_reg=-1.0']),
-    (('run',), ['the following arguments are required']),
+    (('run',), ['name the experiment to run, or resume one with --resume --out DIR']),
+    (('run', 'prefix-parity', '--time-limit', '10 minutes'), ["'10 minutes' is not a duration"]),
     (('frobnicate',), ["invalid choice: 'frobnicate'"]),
     (('eval', 'no/such/run'), ['has no checkpoint.pt']),
     (('report', 'no/such/run'), ['is not a run directory']),
@@ -63,3 +64,13 @@ def test_run_eval_report(tmp_path):
     r = ttc('report', out)
     assert r.returncode == 0 and (out/'compute_curve.png').exists(), r.stderr
     assert '"wall_time_s"' in r.stdout
+
+def test_compile_trains_the_same_network(tmp_path):
+    "`--compile` runs the loop body under torch.compile: the same run, to float tolerance."
+    for name in ('eager', 'compiled'):
+        r = ttc('run', 'prefix-parity', '--preset', 'ci', '--out', tmp_path/name, *(['--compile'] if name == 'compiled' else []))
+        assert r.returncode == 0, r.stderr
+    eager, comp = (json.loads((tmp_path/n/'summary.json').read_text()) for n in ('eager', 'compiled'))
+    assert comp['config']['compile'] is True and eager['config']['compile'] is False
+    for a, b in zip(eager['curve'], comp['curve']):
+        assert a['steps'] == b['steps'] and abs(a['acc'] - b['acc']) < 0.02, (a, b)

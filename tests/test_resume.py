@@ -39,3 +39,40 @@ def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path):
         assert r.returncode == 0, r.stderr
         assert records(out) == records(ref), f'killed at update {reached}, checkpoint {ck}'
         assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
+
+def stopped_then_resumed(out, ref, args):
+    "A stopped run's summary says so; resumed, it logs and measures exactly what the uninterrupted run `ref` did."
+    s = json.loads((out/'summary.json').read_text())
+    assert s['finished'] is False and 0 < s['update'] < 300, s
+    r = ttc('run', '--out', out, '--resume')
+    assert r.returncode == 0, r.stderr
+    assert records(out) == records(ref), f"stopped at update {s['update']}"
+    assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
+    assert json.loads((out/'summary.json').read_text())['finished'] is True
+
+def test_time_limit_then_resume_matches_uninterrupted(tmp_path):
+    args, ref = ['run', 'prefix-parity', *RUN], tmp_path/'ref'
+    t = time.time()
+    assert ttc(*args, '--out', ref).returncode == 0
+    limit = (time.time() - t) / 2                      # half of what the whole run took: it stops during training
+    out = tmp_path/'boxed'
+    r = ttc(*args, '--out', out, '--time-limit', f'{limit:.1f}s')
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.startswith('ttc: time limit reached: stopped at update ') and f'resume with: ttc run --resume --out {out}' in r.stderr
+    stopped_then_resumed(out, ref, args)
+
+def test_sigterm_then_resume_matches_uninterrupted(tmp_path):
+    args, ref = ['run', 'prefix-parity', *RUN], tmp_path/'ref'
+    assert ttc(*args, '--out', ref).returncode == 0
+    out, env = tmp_path/'term', os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
+    p = subprocess.Popen([*TTC, *args, '--out', str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not (out/'checkpoint.pt').exists():
+        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
+        time.sleep(0.01)
+    time.sleep(0.2)
+    assert p.poll() is None, 'run finished before it could be stopped: make it longer'
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 0 and err.startswith('ttc: SIGTERM received: stopped at update '), err
+    stopped_then_resumed(out, ref, args)

@@ -6,7 +6,7 @@
 __all__ = ['load_modules', 'Parser', 'cmd_list', 'cmd_run', 'cmd_eval', 'cmd_report', 'parser', 'main']
 
 # %% ../nbs/01_cli.ipynb #1cf42772
-import sys, json, argparse, importlib, pkgutil
+import re, sys, json, time, argparse, importlib, pkgutil
 from pathlib import Path
 import ttc_nb
 from .core import *
@@ -28,13 +28,27 @@ def _steps(s):
     if any(n < 1 for n in steps): raise argparse.ArgumentTypeError(f'step counts must be at least 1, got {s!r}')
     return steps
 
+_UNITS = {'s': 1, 'm': 60, 'h': 3600}
+def _duration(s):
+    "Seconds in a duration written like 90s, 9m, 2h or 1h30m."
+    parts = re.findall(r'(\d+(?:\.\d+)?)([hms])', s)
+    if not parts or ''.join(n + u for n, u in parts) != s:
+        raise argparse.ArgumentTypeError(f'{s!r} is not a duration: write it like 90s, 9m, 2h or 1h30m')
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
 # %% ../nbs/01_cli.ipynb #16209bff
 def cmd_list(args):
     w = max(map(len, EXPERIMENTS))
     for name, e in sorted(EXPERIMENTS.items()): print(f"{name:{w}}  [{'|'.join(e.presets)}]  {e.description}")
 
 def cmd_run(args):
-    run_dir = run_experiment(args.experiment, args.preset, args.set, args.out, args.device, args.resume)
+    if args.compile: args.set.append('compile=true')
+    stop = Stop(None if args.time_limit is None else args.started + args.time_limit)
+    try: run_dir = run_experiment(args.experiment, args.preset, args.set, args.out, args.device, args.resume, stop=stop)
+    except Stopped as e:
+        return print(f"ttc: {e.reason}: stopped at update {e.update} of {e.updates}, checkpoint saved; "
+                     f"resume with: ttc run --resume --out {e.run_dir}", file=sys.stderr)
     s = load_json(run_dir/'summary.json')
     print(format_curve(s['curve']))
     print(f"\nwall time {s['wall_time_s']:.1f}s ({s['updates_per_s']:.1f} updates/s)")
@@ -57,12 +71,15 @@ def parser():
     sub = p.add_subparsers(dest='command', required=True, parser_class=Parser)
     sub.add_parser('list', help='list experiments and their presets').set_defaults(func=cmd_list)
     r = sub.add_parser('run', help='train an experiment and measure its compute curve')
-    r.add_argument('experiment', choices=sorted(EXPERIMENTS), metavar='EXPERIMENT', help=f"one of: {', '.join(sorted(EXPERIMENTS))}")
+    r.add_argument('experiment', nargs='?', choices=sorted(EXPERIMENTS), metavar='EXPERIMENT',
+                   help=f"one of: {', '.join(sorted(EXPERIMENTS))} (with --resume: read from the run directory)")
     r.add_argument('--preset', default='cpu', help='ci (seconds), cpu (minutes; default) or gpu (paper scale)')
     r.add_argument('--set', action='append', default=[], metavar='KEY=VALUE', help='override a config field (repeatable)')
     r.add_argument('--out', help='run directory (default: runs/EXPERIMENT-PRESET-TIME)')
     r.add_argument('--device', help='cpu, cuda, mps, ... (default: TTC_DEVICE, else the best available)')
     r.add_argument('--resume', action='store_true', help='continue the run in --out from its last checkpoint')
+    r.add_argument('--compile', action='store_true', help='train with the loop body under torch.compile (--set compile=true)')
+    r.add_argument('--time-limit', type=_duration, metavar='DURATION', help='save a checkpoint and stop before this much time (90s, 9m, 2h) has passed')
     r.set_defaults(func=cmd_run)
     e = sub.add_parser('eval', help="compute curve of a trained run")
     e.add_argument('run_dir')
@@ -79,6 +96,9 @@ def _exit2(msg): print(msg, file=sys.stderr); sys.exit(2)
 
 def main(argv=None):
     "Entry point of `ttc`: parse `argv`, run the command, turn user errors into one line and exit code 2."
+    started = time.time()
     args = parser().parse_args(argv)
+    args.started = started
     try: return args.func(args)
     except UsageError as e: _exit2(f'ttc: error: {e}')
+    except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)

@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everything', 'rng_state', 'set_rng_state', 'Thoughts',
            'Recurrent', 'per_sample', 'accuracy', 'exact', 'to_device', 'compute_curve', 'plot_compute_curve',
-           'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'fit',
-           'TrainConfig', 'UsageError', 'apply_overrides', 'Setup', 'Experiment', 'register', 'get_experiment',
-           'command', 'environment', 'plot_learning', 'report', 'run_experiment', 'ensure_run', 'load_run',
-           'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy',
-           'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
+           'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'Stopped',
+           'Stop', 'fit', 'TrainConfig', 'UsageError', 'apply_overrides', 'Setup', 'Experiment', 'register',
+           'get_experiment', 'command', 'environment', 'plot_learning', 'report', 'compiled', 'run_experiment',
+           'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet',
+           'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
-import os, sys, json, inspect, math, time, random, socket, platform, warnings, subprocess, dataclasses, typing
+import os, sys, json, inspect, contextlib, math, time, random, signal, socket, platform, threading, warnings, subprocess, dataclasses, typing
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -195,6 +195,33 @@ def save_checkpoint(path, **state):
 def load_checkpoint(path, map_location='cpu'):
     return torch.load(path, map_location=map_location, weights_only=False)
 
+# %% ../nbs/00_core.ipynb #4b0bcdf8
+class Stopped(Exception):
+    "Training stopped early, for `reason`, with a checkpoint at `update`."
+    def __init__(self, update:int, reason:str):
+        super().__init__(f'{reason}: stopped at update {update}')
+        self.update, self.reason = update, reason
+
+class Stop:
+    "Asks `fit` to stop: at a `deadline` (`time.time()` seconds) and, while entered, on SIGTERM or SIGINT."
+    def __init__(self, deadline:float=None): self.deadline, self.reason, self.saved = deadline, None, {}
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():   # only the main thread may set handlers
+            self.saved = {s: signal.signal(s, self._received) for s in (signal.SIGTERM, signal.SIGINT)}
+        return self
+    def __exit__(self, *exc):
+        for s, handler in self.saved.items(): signal.signal(s, handler)
+        self.saved = {}
+    def _received(self, signum, frame):
+        if self.reason:                                            # a second signal: handled as if the first had not been caught
+            self.__exit__(); signal.raise_signal(signum)
+        self.reason = f'{signal.Signals(signum).name} received'
+    def __call__(self, needed:float=0.):
+        "Why to stop now, or None, when the next piece of work takes `needed` seconds."
+        if self.reason is None and self.deadline is not None and time.time() + needed > self.deadline:
+            self.reason = 'time limit reached'
+        return self.reason
+
 # %% ../nbs/00_core.ipynb #c39c6c22
 def _quiet(): return bool(os.environ.get('CI')) or not (IN_NOTEBOOK or sys.stdout.isatty())
 
@@ -220,8 +247,8 @@ def _step(model, opt, sched, loss_fn, batch, clip, amp):
 # %% ../nbs/00_core.ipynb #781ba5a0
 def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2, clip=1.0, warmup=0, schedule='cosine',
         eval_fn=None, eval_every=None, log_every=10, run_dir=None, ckpt_every=None, resume=False, device=None,
-        amp=True, max_bad=10, seed=0, quiet=None):
-    "Train `model` for `updates` updates on batches `sample(gen)`; returns the metric records."
+        amp=True, max_bad=10, seed=0, quiet=None, stop:Stop=None):
+    "Train `model` for `updates` updates on batches `sample(gen)`; returns the metric records. Raises `Stopped` when `stop` asks."
     device = torch.device(device or default_device())
     model.to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=wd)
@@ -249,8 +276,9 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
     amp, recs, t0 = amp and device.type == 'cuda', [], time.time()
     curriculum = 'update' in inspect.signature(sample).parameters   # sample(gen, update)
     model.train()
-    it = range(start, updates)
+    it, longest = range(start, updates), 0.
     for i in (it if quiet else progress_bar(it, total=updates - start)):
+        t = time.time()
         batch = sample(gen, i) if curriculum else sample(gen)
         res = _step(model, opt, sched, loss_fn, to_device(batch, device), clip, amp)
         if res is None:
@@ -265,6 +293,10 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
                 log.append(rec); recs.append(rec)
         if eval_fn and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates: evaluate(i + 1)
         if ckpt_every and (i + 1) % ckpt_every == 0: save(i + 1)
+        longest = max(longest, time.time() - t)
+        if stop and i + 1 < updates and stop(2 * longest):
+            if not (ckpt_every and (i + 1) % ckpt_every == 0): save(i + 1)
+            raise Stopped(i + 1, stop.reason)
     if eval_fn and start < updates: evaluate(updates)   # a resumed finished run has logged it already
     save(updates)
     return recs
@@ -285,6 +317,7 @@ class TrainConfig:
     ckpt_every: int = 250
     train_steps: int = 8       # iterations the model thinks for in training
     test_steps: tuple = (1, 2, 4, 8, 16, 32)  # iterations of the compute curve
+    compile: bool = False      # train and evaluate with `torch.compile` (see `compiled`)
 
 # %% ../nbs/00_core.ipynb #88e944fb
 class UsageError(ValueError):
@@ -406,6 +439,14 @@ def report(run_dir, metric=None):
         ax.figure.tight_layout(); ax.figure.savefig(run_dir/'compute_curve.png', dpi=110); plt.close('all')
     return load_json(run_dir/'summary.json') if (run_dir/'summary.json').exists() else cfg
 
+# %% ../nbs/00_core.ipynb #6d8ee425
+def compiled(model:nn.Module) -> nn.Module:
+    "`model`, its loop body (`step`, for a `Recurrent`; else `forward`) compiled by `torch.compile`: weights and checkpoints unchanged."
+    name = 'step' if isinstance(model, Recurrent) else 'forward'
+    torch._functorch.config.donated_buffer = False   # implicit gradients (DEQ) run backward through the body more than once
+    setattr(model, name, torch.compile(getattr(model, name)))
+    return model
+
 # %% ../nbs/00_core.ipynb #f33e379e
 def _curve(setup, steps, device):
     return [{'set': name, **r} for name, batches in setup.evals.items()
@@ -415,43 +456,60 @@ def _saved_config(exp, saved):
     "The config recorded in a run's `config.json` (JSON turned tuples into lists)."
     return exp.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in saved['config'].items()})
 
-def _run_dir(exp, preset, out, resume):
-    if out is None:
-        if resume: raise UsageError("--resume needs the run directory: pass --out DIR")
-        return Path('runs')/f"{exp.name}-{preset}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    out = Path(out)
-    if resume and not (out/'config.json').exists(): raise UsageError(f"cannot resume: {out} holds no run (no config.json)")
-    if not resume and (out/'checkpoint.pt').exists(): raise UsageError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
-    return out
+def _run_dir(exp, preset, out):
+    "The directory of a new run: `out`, which must not hold one, or a fresh one under `runs/`."
+    if out is None: return Path('runs')/f"{exp.name}-{preset}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    if (Path(out)/'checkpoint.pt').exists(): raise UsageError(f"{out} already holds a run; pass --resume to continue it or choose another --out")
+    return Path(out)
 
-def run_experiment(name, preset='cpu', overrides=(), out=None, device=None, resume=False, quiet=None):
-    "Train experiment `name` in a run directory, then write its compute curve, summary and plots. Returns the directory."
-    exp = get_experiment(name)
-    run_dir, device = _run_dir(exp, preset, out, resume), torch.device(device or default_device())
+def _saved_run(out, name=None):
+    "The `config.json` of the run in `out`, to resume; `name`, if given, must be its experiment."
+    if out is None: raise UsageError("--resume needs the run directory: pass --out DIR")
+    if not (Path(out)/'config.json').exists(): raise UsageError(f"cannot resume: {out} holds no run (no config.json)")
+    saved = load_json(Path(out)/'config.json')
+    if name not in (None, saved['experiment']): raise UsageError(f"{out} holds a run of {saved['experiment']}, not {name}")
+    return saved
+
+def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None, resume=False, quiet=None, stop:Stop=None):
+    "Train experiment `name` (resuming: the one in `out`) in a run directory, then write its compute curve, summary and plots. Returns the directory."
+    saved = _saved_run(out, name) if resume else None
+    if not (name or resume): raise UsageError("name the experiment to run, or resume one with --resume --out DIR")
+    exp = get_experiment(name or saved['experiment'])
+    run_dir, device = Path(out) if resume else _run_dir(exp, preset, out), torch.device(device or default_device())
     if resume:
-        saved = load_json(run_dir/'config.json')
         if overrides: raise UsageError("--set cannot be combined with --resume: a resumed run keeps its config")
         preset, cfg = saved['preset'], _saved_config(exp, saved)
     else: cfg = exp.config(preset, overrides)
     seed_everything(cfg.seed)
     try: s = exp.setup(cfg)
     except ValueError as e: raise UsageError(f"{exp.name}: {e}") from e      # a config value the setup refuses
+    if cfg.compile: compiled(s.model)
     if not resume: save_json(dict(experiment=exp.name, preset=preset, config=asdict(cfg)), run_dir/'config.json')
     env = environment(device)
     save_json(env, run_dir/'env.json')
     first = next(iter(s.evals.values()))
     eval_fn = lambda m: compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0] | {'steps': cfg.train_steps}
-    fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,
-        schedule=cfg.schedule, eval_fn=eval_fn, eval_every=cfg.eval_every, run_dir=run_dir,
-        ckpt_every=cfg.ckpt_every, resume=resume, device=device, seed=cfg.seed, quiet=quiet)
+    try:
+        with stop or contextlib.nullcontext():
+            fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,
+                schedule=cfg.schedule, eval_fn=eval_fn, eval_every=cfg.eval_every, run_dir=run_dir,
+                ckpt_every=cfg.ckpt_every, resume=resume, device=device, seed=cfg.seed, quiet=quiet, stop=stop)
+    except Stopped as e:
+        wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']
+        save_json(dict(experiment=exp.name, preset=preset, finished=False, stopped=e.reason, update=e.update, wall_time_s=round(wall, 2),
+                       config=asdict(cfg), env=env), run_dir/'summary.json')
+        e.run_dir, e.updates = run_dir, cfg.updates
+        raise
     curve = _curve(s, sorted({*cfg.test_steps, cfg.train_steps}), device)   # the final record always exists
     save_json(curve, run_dir/'curve.json')
     final = [r for r in curve if r['steps'] == cfg.train_steps]
     wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']   # training time, summed over resumptions
-    save_json(dict(experiment=exp.name, preset=preset, final=final, curve=curve, wall_time_s=round(wall, 2),
+    save_json(dict(experiment=exp.name, preset=preset, finished=True, final=final, curve=curve, wall_time_s=round(wall, 2),
                    updates_per_s=round(cfg.updates / wall, 2), config=asdict(cfg), env=env), run_dir/'summary.json')
     report(run_dir)
     return run_dir
+
+def _finished(run_dir): return (run_dir/'summary.json').exists() and load_json(run_dir/'summary.json').get('finished', True)
 
 def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
     "The summary of the run of `name` in `out`: read back when finished, resumed when interrupted, else trained."
@@ -460,7 +518,7 @@ def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=Tr
         saved = load_json(out/'config.json')
         if (saved['preset'], _saved_config(exp, saved)) != (preset, exp.config(preset, overrides)):
             raise UsageError(f"{out} holds a run of another config; remove it or choose another directory")
-    if not (out/'summary.json').exists():
+    if not _finished(out):
         resume = (out/'config.json').exists()
         run_experiment(name, preset, () if resume else overrides, out=out, device=device, resume=resume, quiet=quiet)
     return load_json(out/'summary.json')

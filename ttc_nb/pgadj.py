@@ -5,8 +5,8 @@
 # %% auto #0
 __all__ = ['BASELINES', 'CREDITS', 'gumbel_top_k', 'plackett_luce_log_prob', 'surrogate', 'MovingAverage', 'value_loss',
            'leave_one_out', 'gradient_stats', 'NeighbourSampler', 'LearnedGraphRRN', 'cell_cost', 'neighbour_scores',
-           'pgadj_loss', 'gradient_variance', 'PGAdjConfig', 'pgadj_model', 'pgadj_setup', 'neighbour_probs',
-           'plot_neighbours']
+           'pgadj_loss', 'gradient_variance', 'PGAdjConfig', 'pgadj_model', 'annealed', 'pgadj_setup',
+           'neighbour_probs', 'plot_neighbours']
 
 # %% ../nbs/43_pgadj.ipynb #e7d09271
 import math
@@ -96,7 +96,8 @@ class LearnedGraphRRN(RRN):
         N, K = self.n ** 2, K or self.peers.shape[1]                                   # K = 0: as many as the constraint graph's
         if not 0 < K < N: raise ValueError(f'K must be 1 to {N - 1}, the other cells of a {self.n}x{self.n} board, got {K}')
         if estimator not in ('score', 'straight-through'): raise ValueError(f"estimator must be 'score' or 'straight-through', not {estimator!r}")
-        self.K, self.estimator, self.prior, self.average = K, estimator, prior, MovingAverage(beta)
+        self.K, self.estimator, self.average = K, estimator, MovingAverage(beta)
+        self.register_buffer('prior', torch.tensor(float(prior)))                      # a buffer: an annealed prior's value is checkpointed
         self.sampler = NeighbourSampler(sampler or TransformerConfig(d_model=64, n_heads=4, n_layers=2, max_len=N), self.n, temperature)
         true = torch.zeros(N, N, dtype=torch.bool)
         true[torch.arange(N).repeat_interleave(self.peers.shape[1]), self.peers.flatten()] = True
@@ -147,7 +148,8 @@ def pgadj_loss(train_steps:int, baseline:str='leave-one-out', samples:int=4, cre
         base = {'none': lambda: 0., 'moving-average': lambda: model.average(cost), 'value': lambda: value.detach(),
                 'leave-one-out': lambda: leave_one_out(cost)}[baseline]()
         total = cost.mean() if model.estimator == 'straight-through' else surrogate(cost, log_p, base)
-        return total + fit_value, dict(cost=cost.mean().item()) | neighbour_scores(th.aux['peers'], model.true_graph)
+        logs = dict(cost=cost.mean().item(), prior=model.prior.item())
+        return total + fit_value, logs | neighbour_scores(th.aux['peers'], model.true_graph)
     return loss
 
 # %% ../nbs/43_pgadj.ipynb #d1de6951
@@ -188,6 +190,7 @@ class PGAdjConfig(SudokuConfig):
     temperature: float = 0.1         # the sampler draws from the attention probabilities to the power 1 / temperature
     beta: float = 0.9                # the moving average's decay
     prior: float = 0.                # bonus to the logits of the constraint edges
+    prior_updates: int = 0           # updates over which the prior falls linearly to 0; 0: it stays
 
 def pgadj_model(cfg:PGAdjConfig) -> LearnedGraphRRN:
     "The network of `cfg`."
@@ -196,9 +199,19 @@ def pgadj_model(cfg:PGAdjConfig) -> LearnedGraphRRN:
     return LearnedGraphRRN(tuple(cfg.box), cfg.K, tcfg, cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.estimator,
                            cfg.prior, cfg.beta, cfg.temperature)
 
+def annealed(sample, model:LearnedGraphRRN, prior:float, updates:int):
+    "`sample(gen, update)`: `sample`'s batch, once `model`'s prior is set to `prior` falling linearly to 0 by update `updates`."
+    if updates < 1: raise ValueError(f'the prior needs at least 1 update to fall to 0, got {updates}')
+    def sample_at(gen, update):
+        model.prior.fill_(prior * max(0., 1 - (update + 1) / updates))
+        return sample(gen)
+    return sample_at
+
 def pgadj_setup(cfg:PGAdjConfig):
     "The network, its surrogate loss, training batches, held-out sets and metrics of `cfg`."
-    return sudoku_setup(cfg, pgadj_model(cfg), pgadj_loss(cfg.train_steps, cfg.baseline, cfg.samples, cfg.credit))
+    s = sudoku_setup(cfg, pgadj_model(cfg), pgadj_loss(cfg.train_steps, cfg.baseline, cfg.samples, cfg.credit))
+    if cfg.prior_updates: s.sample = annealed(s.sample, s.model, cfg.prior, cfg.prior_updates)
+    return s
 
 # %% ../nbs/43_pgadj.ipynb #9587ff74
 register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's neighbours for the recurrent relational network, trained by the score-function estimator",
