@@ -52,11 +52,9 @@ def stopped_then_resumed(out, ref, args):
 
 def test_time_limit_then_resume_matches_uninterrupted(tmp_path):
     args, ref = ['run', 'prefix-parity', *RUN], tmp_path/'ref'
-    t = time.time()
     assert ttc(*args, '--out', ref).returncode == 0
-    limit = (time.time() - t) / 2                      # half of what the whole run took: it stops during training
     out = tmp_path/'boxed'
-    r = ttc(*args, '--out', out, '--time-limit', f'{limit:.1f}s')
+    r = ttc(*args, '--out', out, '--time-limit', '0s')   # past when training starts: it stops after the first update
     assert r.returncode == 0, r.stderr
     assert r.stderr.startswith('ttc: time limit reached: stopped at update ') and f'resume with: ttc run --resume --out {out}' in r.stderr
     stopped_then_resumed(out, ref, args)

@@ -443,7 +443,8 @@ def report(run_dir, metric=None):
 def compiled(model:nn.Module) -> nn.Module:
     "`model`, its loop body (`step`, for a `Recurrent`; else `forward`) compiled by `torch.compile`: weights and checkpoints unchanged."
     name = 'step' if isinstance(model, Recurrent) else 'forward'
-    torch._functorch.config.donated_buffer = False   # implicit gradients (DEQ) run backward through the body more than once
+    from torch._functorch import config
+    config.donated_buffer = False   # implicit gradients (DEQ) run backward through the body more than once
     setattr(model, name, torch.compile(getattr(model, name)))
     return model
 
