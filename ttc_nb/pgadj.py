@@ -225,7 +225,7 @@ register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's
     gpu=dict(hidden=96, batch_size=16, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
              ckpt_every=2500, train_steps=32, test_steps=(1, 2, 4, 8, 16, 32, 64, 96), train_size=100000, valid_size=1000, test_size=1000))))
 
-# %% ../nbs/43_pgadj.ipynb #5705d46d
+# %% ../nbs/43_pgadj.ipynb #261fd447
 @torch.no_grad()
 def neighbour_probs(model:LearnedGraphRRN, x):
     "Each cell's probabilities (B, N, N) of drawing each other cell first, for puzzles x (B, N)."
