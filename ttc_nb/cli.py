@@ -6,10 +6,12 @@
 __all__ = ['load_modules', 'Parser', 'cmd_list', 'cmd_run', 'cmd_eval', 'cmd_report', 'parser', 'main']
 
 # %% ../nbs/01_cli.ipynb #1cf42772
-import re, sys, json, time, argparse, importlib, pkgutil
+import os, re, sys, json, time, argparse, importlib, pkgutil
+import torch.distributed as dist
 from pathlib import Path
 import ttc_nb
 from .core import *
+from .core import _run_dir, _saved_run
 
 # %% ../nbs/01_cli.ipynb #deb01a8f
 def load_modules():
@@ -19,7 +21,8 @@ def load_modules():
 
 # %% ../nbs/01_cli.ipynb #e068d3e1
 class Parser(argparse.ArgumentParser):
-    "An argument parser whose errors are one line and exit code 2."
+    "An argument parser whose errors are one line and exit code 2, and whose options are written in full."
+    def __init__(self, *args, **kw): super().__init__(*args, allow_abbrev=False, **kw)
     def error(self, message): self.exit(2, f'{self.prog}: error: {message}\n')
 
 def _steps(s):
@@ -27,6 +30,10 @@ def _steps(s):
     except ValueError: raise argparse.ArgumentTypeError(f'{s!r} is not a comma-separated list of integers') from None
     if any(n < 1 for n in steps): raise argparse.ArgumentTypeError(f'step counts must be at least 1, got {s!r}')
     return steps
+
+def _count(s):
+    if not (s.isdigit() and int(s) >= 1): raise argparse.ArgumentTypeError(f'{s!r} is not a number of processes (1, 2, ...)')
+    return int(s)
 
 _UNITS = {'s': 1, 'm': 60, 'h': 3600}
 def _duration(s):
@@ -42,13 +49,33 @@ def cmd_list(args):
     w = max(map(len, EXPERIMENTS))
     for name, e in sorted(EXPERIMENTS.items()): print(f"{name:{w}}  [{'|'.join(e.presets)}]  {e.description}")
 
+def _launch(args):
+    "Replace this process by torchrun starting `args.nproc` copies of the command, after the checks that fail in one line."
+    if args.resume:
+        if (n := _saved_run(args.out, args.experiment).get('world_size', 1)) != args.nproc:
+            raise UsageError(f"{args.out} was trained with --nproc {n}: resume it with --nproc {n}, not {args.nproc}")
+    elif not args.experiment: raise UsageError("name the experiment to run, or resume one with --resume --out DIR")
+    else:
+        exp = get_experiment(args.experiment)
+        exp.config(args.preset, args.set)                                # a bad preset, key or value
+        if args.out is None: args.argv += ['--out', str(_run_dir(exp, args.preset, None))]   # one directory for every process
+        else: _run_dir(exp, args.preset, args.out)                       # which must not hold a run
+    argv = [a for a, b in zip(args.argv, [''] + args.argv) if not (a.startswith('--nproc') or b == '--nproc')]   # torchrun would take it for its own
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', f'--nproc_per_node={args.nproc}', '-m', 'ttc_nb.cli', *argv]
+    os.execve(sys.executable, cmd, os.environ | {'TTC_STARTED': str(args.started)})   # the time limit counts from now
+
 def cmd_run(args):
-    if args.compile: args.set.append('compile=true')
-    stop = Stop(None if args.time_limit is None else args.started + args.time_limit)
+    if args.nproc > 1 and 'WORLD_SIZE' not in os.environ: return _launch(args)
+    if args.compile and not args.resume: args.set.append('compile=true')
+    if args.compile and args.resume and not _saved_run(args.out, args.experiment)['config'].get('compile'):
+        raise UsageError(f"{args.out} was trained without --compile, and a resumed run keeps its config")
+    stop, rank = Stop(None if args.time_limit is None else args.started + args.time_limit), world()[0]
     try: run_dir = run_experiment(args.experiment, args.preset, args.set, args.out, args.device, args.resume, stop=stop)
     except Stopped as e:
+        if rank: return
         return print(f"ttc: {e.reason}: stopped at update {e.update} of {e.updates}, checkpoint saved; "
                      f"resume with: ttc run --resume --out {e.run_dir}", file=sys.stderr)
+    if rank: return                                                      # process 0 reports
     s = load_json(run_dir/'summary.json')
     print(format_curve(s['curve']))
     print(f"\nwall time {s['wall_time_s']:.1f}s ({s['updates_per_s']:.1f} updates/s)")
@@ -79,6 +106,7 @@ def parser():
     r.add_argument('--device', help='cpu, cuda, mps, ... (default: TTC_DEVICE, else the best available)')
     r.add_argument('--resume', action='store_true', help='continue the run in --out from its last checkpoint')
     r.add_argument('--compile', action='store_true', help='train with the loop body under torch.compile (--set compile=true)')
+    r.add_argument('--nproc', type=_count, default=1, metavar='N', help='train data-parallel in N processes on this machine (torchrun)')
     r.add_argument('--time-limit', type=_duration, metavar='DURATION', help='save a checkpoint and stop before this much time (90s, 9m, 2h) has passed')
     r.set_defaults(func=cmd_run)
     e = sub.add_parser('eval', help="compute curve of a trained run")
@@ -96,9 +124,15 @@ def _exit2(msg): print(msg, file=sys.stderr); sys.exit(2)
 
 def main(argv=None):
     "Entry point of `ttc`: parse `argv`, run the command, turn user errors into one line and exit code 2."
-    started = time.time()
+    started = float(os.environ.pop('TTC_STARTED', time.time()))    # set by `ttc run --nproc N` for the processes it starts
     args = parser().parse_args(argv)
-    args.started = started
-    try: return args.func(args)
+    args.started, args.argv = started, list(sys.argv[1:] if argv is None else argv)
+    try: code = args.func(args)
     except UsageError as e: _exit2(f'ttc: error: {e}')
     except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)
+    if dist.is_initialized():        # torchrun's processes leave together, none while another may still be sending
+        dist.barrier(); dist.destroy_process_group()
+    return code
+
+# %% ../nbs/01_cli.ipynb #60a00d71
+if __name__ == '__main__' and getattr(globals().get('__spec__'), 'name', None) == 'ttc_nb.cli': main()

@@ -6,10 +6,11 @@
 __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everything', 'rng_state', 'set_rng_state', 'Thoughts',
            'Recurrent', 'per_sample', 'accuracy', 'exact', 'to_device', 'compute_curve', 'plot_compute_curve',
            'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'Stopped',
-           'Stop', 'fit', 'TrainConfig', 'UsageError', 'apply_overrides', 'Setup', 'Experiment', 'register',
-           'get_experiment', 'command', 'environment', 'plot_learning', 'report', 'compiled', 'run_experiment',
-           'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet',
-           'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
+           'Stop', 'world', 'rank_seed', 'gather', 'Objective', 'fit', 'TrainConfig', 'UsageError', 'apply_overrides',
+           'Setup', 'Experiment', 'register', 'get_experiment', 'command', 'environment', 'plot_learning', 'report',
+           'compiled', 'run_experiment', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve',
+           'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig',
+           'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, inspect, contextlib, math, time, random, signal, socket, platform, threading, warnings, subprocess, dataclasses, typing
@@ -17,7 +18,7 @@ from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
-import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+import numpy as np, torch, torch.nn as nn, torch.nn.functional as F, torch.distributed as dist
 from fastprogress.fastprogress import progress_bar, IN_NOTEBOOK
 
 # %% ../nbs/00_core.ipynb #eba74b18
@@ -144,10 +145,18 @@ def plot_compute_curve(records, metric='acc', train_steps=None, by='set', ax=Non
     return ax
 
 # %% ../nbs/00_core.ipynb #8f4460b5
+def _alive(pid:int):
+    try: os.kill(pid, 0)
+    except ProcessLookupError: return False
+    except PermissionError: pass
+    return True
+
 def atomic_write(path, write:Callable):
     "Call `write(f)` on a temporary binary file next to `path`, then rename it over `path`."
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    for stale in path.parent.glob(f'.{path.name}.*.tmp'): stale.unlink(missing_ok=True)  # left by a killed writer
+    for stale in path.parent.glob(f'.{path.name}.*.tmp'):              # left by a killed writer, not a live one
+        pid = stale.name[len(path.name) + 2:-4]
+        if not (pid.isdigit() and _alive(int(pid))): stale.unlink(missing_ok=True)
     tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
     try:
         with open(tmp, 'wb') as f:
@@ -181,6 +190,7 @@ class MetricsLog:
         return [json.loads(l) for l in self.path.read_text().splitlines() if l.strip()]
     def truncate(self, update):
         "Keep only records up to `update`: what a resumed run has not redone."
+        if not self.path: return
         keep = [r for r in self.read() if r['update'] <= update]
         atomic_write(self.path, lambda f: f.write(''.join(json.dumps(r) + '\n' for r in keep).encode()))
     def append(self, rec):
@@ -222,6 +232,51 @@ class Stop:
             self.reason = 'time limit reached'
         return self.reason
 
+# %% ../nbs/00_core.ipynb #4e5b7f4d
+def world():
+    "This process's rank and the number of processes, (0, 1) unless launched by torchrun; creates the process group on first use."
+    if int(os.environ.get('WORLD_SIZE', 1)) == 1: return 0, 1
+    if not dist.is_initialized():
+        if torch.cuda.is_available(): torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
+        dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
+    return dist.get_rank(), dist.get_world_size()
+
+def rank_seed(seed:int, rank:int):
+    "The seed of process `rank`: `seed` itself for process 0, an independent stream for the others."
+    return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
+
+def gather(obj):
+    "`obj` of every process, in rank order."
+    if world()[1] == 1: return [obj]
+    out = [None] * world()[1]
+    dist.all_gather_object(out, obj)
+    return out
+
+def _mean(t:torch.Tensor):
+    "The mean of the CPU tensor `t` over processes."
+    if world()[1] > 1: dist.all_reduce(t); t /= world()[1]
+    return t
+
+def _anyone(flag:bool):
+    "Whether `flag` holds in any process."
+    return bool(_mean(torch.tensor([float(flag)])) > 0)
+
+class Objective(nn.Module):
+    "`loss_fn(model, batch)` as a module, the forward that DDP wraps: the loss may call any of the model's methods."
+    def __init__(self, model, loss_fn): super().__init__(); self.model, self.loss_fn = model, loss_fn
+    def forward(self, batch):
+        "The loss; the logs stay in `self.logs`, the dict itself, which a backward hook may still fill in."
+        out = self.loss_fn(self.model, batch)
+        loss, self.logs = out if isinstance(out, tuple) else (out, {})
+        return loss
+
+def _objective(model, loss_fn, device):
+    net = Objective(model, loss_fn)
+    if world()[1] == 1: return net
+    return nn.parallel.DistributedDataParallel(net, device_ids=[device.index or 0] if device.type == 'cuda' else None,
+                                               find_unused_parameters=True)
+
+
 # %% ../nbs/00_core.ipynb #c39c6c22
 def _quiet(): return bool(os.environ.get('CI')) or not (IN_NOTEBOOK or sys.stdout.isatty())
 
@@ -231,42 +286,47 @@ def _evaluate(model, eval_fn):
     try: return eval_fn(model)
     finally: set_rng_state(state); model.train(was_training)
 
-def _step(model, opt, sched, loss_fn, batch, clip, amp):
-    "One update; returns the loss and logs, or None when the loss or gradient was not finite."
+def _step(net, opt, sched, batch, clip, amp):
+    "One update of the objective `net`; returns the loss and logs (means over processes), or None when one was not finite."
     with torch.autocast('cuda', dtype=torch.bfloat16, enabled=amp):
-        out = loss_fn(model, batch)
-    loss, logs = out if isinstance(out, tuple) else (out, {})
+        loss = net(batch)
     opt.zero_grad(set_to_none=True)
-    if not torch.isfinite(loss): return None
-    loss.backward()
-    norm = nn.utils.clip_grad_norm_(model.parameters(), clip if clip else float('inf'))
-    if not torch.isfinite(norm): return None
+    loss.backward()              # even when not finite: every process takes part in averaging the gradient
+    logs = getattr(net, 'module', net).logs                  # read after backward, which may add to them
+    vals = _mean(torch.tensor([loss.item(), *map(float, logs.values())], dtype=torch.float64))
+    norm = nn.utils.clip_grad_norm_(net.parameters(), clip if clip else float('inf'))   # of the averaged gradient: the same everywhere
+    if not (torch.isfinite(vals[0]) and torch.isfinite(norm)): return None
     opt.step(); sched.step()
-    return {'loss': loss.item(), **{k: float(v) for k, v in logs.items()}}
+    return dict(zip(['loss', *logs], vals.tolist()))
 
 # %% ../nbs/00_core.ipynb #781ba5a0
 def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2, clip=1.0, warmup=0, schedule='cosine',
         eval_fn=None, eval_every=None, log_every=10, run_dir=None, ckpt_every=None, resume=False, device=None,
         amp=True, max_bad=10, seed=0, quiet=None, stop:Stop=None):
-    "Train `model` for `updates` updates on batches `sample(gen)`; returns the metric records. Raises `Stopped` when `stop` asks."
-    device = torch.device(device or default_device())
+    "Train `model` for `updates` updates on batches `sample(gen)`, in every process torchrun started; returns the metric records. Raises `Stopped` when `stop` asks."
+    device, (rank, size) = torch.device(device or default_device()), world()
     model.to(device)
+    net = _objective(model, loss_fn, device)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=wd)
     sched = _schedule(opt, updates, warmup, schedule)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(rank_seed(seed, rank))
+    if rank: seed_everything(rank_seed(seed, rank))
     run_dir = Path(run_dir) if run_dir else None
-    ckpt, log = run_dir/'checkpoint.pt' if run_dir else None, MetricsLog(run_dir/'metrics.jsonl' if run_dir else None)
+    ckpt, log = run_dir/'checkpoint.pt' if run_dir else None, MetricsLog(run_dir/'metrics.jsonl' if run_dir and rank == 0 else None)
     start, bad, skipped, elapsed = 0, 0, 0, 0.
     if resume and ckpt and ckpt.exists():
         c = load_checkpoint(ckpt, device)
+        if c['world'] != size: raise ValueError(f"{run_dir} was trained in {c['world']} processes: resume it in as many, not {size}")
         model.load_state_dict(c['model']); opt.load_state_dict(c['opt']); sched.load_state_dict(c['sched'])
-        gen.set_state(c['gen']); set_rng_state(c['rng'])
+        gen.set_state(c['gen'][rank]); set_rng_state(c['rng'][rank])
         start, skipped, elapsed = c['update'], c.get('skipped', 0), c['elapsed']
         log.truncate(start)
     elif log.path: log.path.unlink(missing_ok=True)
     def save(i):
-        if ckpt: save_checkpoint(ckpt, model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(),
-                                 gen=gen.get_state(), rng=rng_state(), update=i, skipped=skipped, elapsed=elapsed + time.time() - t0)
+        if not ckpt: return
+        gens, rngs = zip(*gather((gen.get_state(), rng_state())))      # every process's generators
+        if rank == 0: save_checkpoint(ckpt, model=model.state_dict(), opt=opt.state_dict(), sched=sched.state_dict(), gen=list(gens),
+                                      rng=list(rngs), world=size, update=i, skipped=skipped, elapsed=elapsed + time.time() - t0)
     def evaluate(i):
         rec = {'update': i, 'time': round(elapsed + time.time() - t0, 2)}   # seconds of the run so far, evaluations included
         rec |= {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
@@ -275,12 +335,12 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
     quiet = _quiet() if quiet is None else quiet
     amp, recs, t0 = amp and device.type == 'cuda', [], time.time()
     curriculum = 'update' in inspect.signature(sample).parameters   # sample(gen, update)
-    model.train()
+    net.train()
     it, longest = range(start, updates), 0.
     for i in (it if quiet else progress_bar(it, total=updates - start)):
         t = time.time()
         batch = sample(gen, i) if curriculum else sample(gen)
-        res = _step(model, opt, sched, loss_fn, to_device(batch, device), clip, amp)
+        res = _step(net, opt, sched, to_device(batch, device), clip, amp)
         if res is None:
             bad, skipped = bad + 1, skipped + 1
             warnings.warn(f'update {i + 1}: loss or gradient is not finite; update skipped ({bad} in a row)')
@@ -291,13 +351,13 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
             if (i + 1) % log_every == 0:
                 rec = {'update': i + 1, **res, 'lr': sched.get_last_lr()[0], 'skipped': skipped}
                 log.append(rec); recs.append(rec)
-        if eval_fn and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates: evaluate(i + 1)
+        if eval_fn and rank == 0 and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates: evaluate(i + 1)
         if ckpt_every and (i + 1) % ckpt_every == 0: save(i + 1)
         longest = max(longest, time.time() - t)
-        if stop and i + 1 < updates and stop(2 * longest):
+        if stop and i + 1 < updates and _anyone(stop(2 * longest) is not None):
             if not (ckpt_every and (i + 1) % ckpt_every == 0): save(i + 1)
-            raise Stopped(i + 1, stop.reason)
-    if eval_fn and start < updates: evaluate(updates)   # a resumed finished run has logged it already
+            raise Stopped(i + 1, stop.reason or 'stopped by another process')
+    if eval_fn and rank == 0 and start < updates: evaluate(updates)   # a resumed finished run has logged it already
     save(updates)
     return recs
 
@@ -476,18 +536,24 @@ def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None,
     saved = _saved_run(out, name) if resume else None
     if not (name or resume): raise UsageError("name the experiment to run, or resume one with --resume --out DIR")
     exp = get_experiment(name or saved['experiment'])
-    run_dir, device = Path(out) if resume else _run_dir(exp, preset, out), torch.device(device or default_device())
+    run_dir, device, (rank, size) = Path(out) if resume else _run_dir(exp, preset, out), torch.device(device or default_device()), world()
+    run_dir = Path(gather(str(run_dir))[0])                  # process 0's, when torchrun started several
     if resume:
         if overrides: raise UsageError("--set cannot be combined with --resume: a resumed run keeps its config")
+        if (n := saved.get('world_size', 1)) != size: raise UsageError(f"{out} was trained with --nproc {n}: resume it with --nproc {n}, not {size}")
         preset, cfg = saved['preset'], _saved_config(exp, saved)
     else: cfg = exp.config(preset, overrides)
     seed_everything(cfg.seed)
+    if rank: dist.barrier()                                   # process 0 builds and caches the datasets; the others read them
     try: s = exp.setup(cfg)
     except ValueError as e: raise UsageError(f"{exp.name}: {e}") from e      # a config value the setup refuses
+    if rank == 0 and size > 1: dist.barrier()
     if cfg.compile: compiled(s.model)
-    if not resume: save_json(dict(experiment=exp.name, preset=preset, config=asdict(cfg)), run_dir/'config.json')
+    scale = dict(world_size=size, effective_batch_size=size * cfg.batch_size)   # processes, and samples per update
     env = environment(device)
-    save_json(env, run_dir/'env.json')
+    if rank == 0:
+        if not resume: save_json(dict(experiment=exp.name, preset=preset, **scale, config=asdict(cfg)), run_dir/'config.json')
+        save_json(env, run_dir/'env.json')
     first = next(iter(s.evals.values()))
     eval_fn = lambda m: compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0] | {'steps': cfg.train_steps}
     try:
@@ -496,17 +562,19 @@ def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None,
                 schedule=cfg.schedule, eval_fn=eval_fn, eval_every=cfg.eval_every, run_dir=run_dir,
                 ckpt_every=cfg.ckpt_every, resume=resume, device=device, seed=cfg.seed, quiet=quiet, stop=stop)
     except Stopped as e:
-        wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']
-        save_json(dict(experiment=exp.name, preset=preset, finished=False, stopped=e.reason, update=e.update, wall_time_s=round(wall, 2),
-                       config=asdict(cfg), env=env), run_dir/'summary.json')
         e.run_dir, e.updates = run_dir, cfg.updates
+        if rank == 0:
+            wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']
+            save_json(dict(experiment=exp.name, preset=preset, finished=False, stopped=e.reason, update=e.update, wall_time_s=round(wall, 2),
+                           **scale, config=asdict(cfg), env=env), run_dir/'summary.json')
         raise
+    if rank: return run_dir                                      # the run is process 0's to measure and write
     curve = _curve(s, sorted({*cfg.test_steps, cfg.train_steps}), device)   # the final record always exists
     save_json(curve, run_dir/'curve.json')
     final = [r for r in curve if r['steps'] == cfg.train_steps]
     wall = load_checkpoint(run_dir/'checkpoint.pt')['elapsed']   # training time, summed over resumptions
     save_json(dict(experiment=exp.name, preset=preset, finished=True, final=final, curve=curve, wall_time_s=round(wall, 2),
-                   updates_per_s=round(cfg.updates / wall, 2), config=asdict(cfg), env=env), run_dir/'summary.json')
+                   updates_per_s=round(cfg.updates / wall, 2), **scale, config=asdict(cfg), env=env), run_dir/'summary.json')
     report(run_dir)
     return run_dir
 
