@@ -8,7 +8,7 @@ __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everythi
            'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'Stopped',
            'Stop', 'world', 'rank_seed', 'gather', 'Objective', 'fit', 'TrainConfig', 'UsageError', 'apply_overrides',
            'Setup', 'Experiment', 'register', 'get_experiment', 'command', 'environment', 'plot_learning', 'report',
-           'compiled', 'run_experiment', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve',
+           'hardware', 'compiled', 'run_experiment', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve',
            'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig',
            'prefix_parity_setup']
 
@@ -271,10 +271,11 @@ class Objective(nn.Module):
         return loss
 
 def _objective(model, loss_fn, device):
+    "The objective of `fit`, wrapped by DDP when there are several processes."
     net = Objective(model, loss_fn)
     if world()[1] == 1: return net
-    return nn.parallel.DistributedDataParallel(net, device_ids=[device.index or 0] if device.type == 'cuda' else None,
-                                               find_unused_parameters=True)
+    gpu = [torch.cuda.current_device() if device.index is None else device.index] if device.type == 'cuda' else None
+    return nn.parallel.DistributedDataParallel(net, device_ids=gpu, find_unused_parameters=True)
 
 
 # %% ../nbs/00_core.ipynb #c39c6c22
@@ -498,6 +499,12 @@ def report(run_dir, metric=None):
         ax = plot_compute_curve(curve, metric, cfg['config']['train_steps'], title=f"{cfg['experiment']} ({cfg['preset']})")
         ax.figure.tight_layout(); ax.figure.savefig(run_dir/'compute_curve.png', dpi=110); plt.close('all')
     return load_json(run_dir/'summary.json') if (run_dir/'summary.json').exists() else cfg
+
+def hardware(summary):
+    "Where and how long a run trained, from its summary: the line to print beside its figures."
+    env = summary['env']
+    return (f"{summary['config']['updates']:,} updates in {summary['wall_time_s'] / 60:.1f} min on {env['cpus']} CPU cores "
+            f"({env['device_name']}, {env['threads']} threads), torch {env['torch']}, commit {(env['commit'] or 'unknown')[:7]}")
 
 # %% ../nbs/00_core.ipynb #6d8ee425
 def compiled(model:nn.Module) -> nn.Module:
