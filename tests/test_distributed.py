@@ -20,6 +20,7 @@ def sample(gen, update):                       # the same 32 strings at each upd
 seed_everything(0)
 net = PrefixParityNet(8)
 fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]), 3, log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True)
+leave()
 '''
 
 def one_update_params(tmp_path, how, launcher):

@@ -7,7 +7,6 @@ __all__ = ['load_modules', 'Parser', 'cmd_list', 'cmd_run', 'cmd_eval', 'cmd_rep
 
 # %% ../nbs/01_cli.ipynb #1cf42772
 import os, re, sys, json, time, argparse, importlib, pkgutil
-import torch.distributed as dist
 from pathlib import Path
 import ttc_nb
 from .core import *
@@ -130,8 +129,7 @@ def main(argv=None):
     try: code = args.func(args)
     except UsageError as e: _exit2(f'ttc: error: {e}')
     except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)
-    if dist.is_initialized():        # torchrun's processes leave together, none while another may still be sending
-        dist.barrier(); dist.destroy_process_group()
+    leave()                          # torchrun's processes leave together
     return code
 
 # %% ../nbs/01_cli.ipynb #60a00d71

@@ -6,11 +6,11 @@
 __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everything', 'rng_state', 'set_rng_state', 'Thoughts',
            'Recurrent', 'per_sample', 'accuracy', 'exact', 'to_device', 'compute_curve', 'plot_compute_curve',
            'atomic_write', 'save_json', 'load_json', 'MetricsLog', 'save_checkpoint', 'load_checkpoint', 'Stopped',
-           'Stop', 'world', 'rank_seed', 'gather', 'Objective', 'fit', 'TrainConfig', 'UsageError', 'apply_overrides',
-           'Setup', 'Experiment', 'register', 'get_experiment', 'command', 'environment', 'plot_learning', 'report',
-           'hardware', 'compiled', 'run_experiment', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve',
-           'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig',
-           'prefix_parity_setup']
+           'Stop', 'world', 'leave', 'rank_seed', 'gather', 'Objective', 'fit', 'TrainConfig', 'UsageError',
+           'apply_overrides', 'Setup', 'Experiment', 'register', 'get_experiment', 'command', 'environment',
+           'plot_learning', 'report', 'hardware', 'compiled', 'run_experiment', 'ensure_run', 'load_run',
+           'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy',
+           'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, inspect, contextlib, math, time, random, signal, socket, platform, threading, warnings, subprocess, dataclasses, typing
@@ -241,6 +241,10 @@ def world():
         dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
     return dist.get_rank(), dist.get_world_size()
 
+def leave():
+    "End of a script that torchrun started: wait for every process, then close the process group, so that none exits while another may still be sending."
+    if dist.is_initialized(): dist.barrier(); dist.destroy_process_group()
+
 def rank_seed(seed:int, rank:int):
     "The seed of process `rank`: `seed` itself for process 0, an independent stream for the others."
     return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
@@ -333,7 +337,7 @@ def fit(model, sample:Callable, loss_fn:Callable, updates:int, lr=1e-3, wd=1e-2,
         rec |= {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
         log.append(rec); recs.append(rec)
         if not quiet: print(' '.join(f'{k} {v:.4g}' if isinstance(v, float) else f'{k} {v}' for k, v in rec.items()))
-    quiet = _quiet() if quiet is None else quiet
+    quiet = (_quiet() if quiet is None else quiet) or rank > 0       # one progress bar, process 0's
     amp, recs, t0 = amp and device.type == 'cuda', [], time.time()
     curriculum = 'update' in inspect.signature(sample).parameters   # sample(gen, update)
     net.train()
