@@ -312,28 +312,28 @@ register(Experiment('act-parity', 'ACT on parity: an RNN ponders on one vector o
     ACTConfig, act_setup, presets=dict(
     ci=_ci | dict(bits=8),
     cpu=_adam | _M | dict(bits=16, batch_size=128, lr=1e-3, updates=150000, eval_every=10000, ckpt_every=5000),
-    gpu=_adam | _M | dict(bits=64, batch_size=128, lr=1e-3, updates=500000, eval_every=25000, ckpt_every=10000))))
+    gpu=_adam | _M | dict(bits=64, batch_size=128, lr=1e-3, updates=400000, eval_every=25000, ckpt_every=10000))))
 register(Experiment('act-logic', 'ACT on logic: an LSTM carries the output of a chain of 1..10 logic gates through 1..10 vectors',
     ACTConfig, act_setup, presets=dict(
     ci=_ci | dict(task='logic', cell='lstm'),
     cpu=_adam | dict(task='logic', cell='lstm', batch_size=16, lr=1e-3, updates=6000, eval_every=600, ckpt_every=600, train_steps=20, test_steps=_curve),
-    gpu=_adam | _M | dict(task='logic', cell='lstm', batch_size=16, lr=1e-3, updates=300000, eval_every=20000, ckpt_every=10000))))
+    gpu=_adam | dict(task='logic', cell='lstm', batch_size=128, lr=1e-3, updates=10000, eval_every=1000, ckpt_every=1000, train_steps=20, test_steps=_curve))))
 register(Experiment('act-addition', 'ACT on addition: an LSTM keeps the running sum of 1..5 numbers of 1..5 digits',
     ACTConfig, act_setup, presets=dict(
     ci=_ci | dict(task='addition', cell='lstm'),
     cpu=_adam | dict(task='addition', cell='lstm', batch_size=32, lr=1e-3, tau=1e-2, updates=5000, eval_every=500, ckpt_every=500, train_steps=20, test_steps=_curve),
-    gpu=_adam | _M | dict(task='addition', cell='lstm', hidden=512, batch_size=32, lr=1e-4, updates=300000, eval_every=20000, ckpt_every=10000))))
+    gpu=_adam | dict(task='addition', cell='lstm', hidden=512, batch_size=128, lr=1e-3, updates=20000, eval_every=2000, ckpt_every=1000, train_steps=20, test_steps=_curve))))
 register(Experiment('act-sort', 'ACT on sort: an LSTM reads 2..15 numbers, then outputs their indices in ascending order',
     ACTConfig, act_setup, presets=dict(
     ci=_ci | dict(task='sort', cell='lstm'),
     cpu=_adam | dict(task='sort', cell='lstm', batch_size=16, lr=1e-3, updates=5000, eval_every=500, ckpt_every=500, train_steps=20, test_steps=_curve),
-    gpu=_adam | _M | dict(task='sort', cell='lstm', hidden=512, batch_size=16, lr=1e-4, updates=300000, eval_every=20000, ckpt_every=10000))))
+    gpu=_adam | dict(task='sort', cell='lstm', hidden=512, batch_size=128, lr=1e-3, updates=3600, eval_every=400, ckpt_every=400, train_steps=20, test_steps=_curve))))
 register(Experiment('pondernet-parity', 'PonderNet on parity, trained on 1..bits/2 nonzero entries and tested beyond',
     PonderConfig, pondernet_setup, presets=dict(
     ci=_ci | dict(bits=8, train_max=4),
     cpu=_adam | dict(bits=16, train_max=8, batch_size=128, lr=3e-3, updates=40000, eval_every=5000, ckpt_every=5000,
                      train_steps=20, test_steps=(1, 2, 4, 8, 12, 16, 20, 32, 64)),
-    gpu=_adam | dict(bits=96, train_max=48, batch_size=128, lr=3e-4, updates=300000, eval_every=20000, ckpt_every=10000,
+    gpu=_adam | dict(bits=96, train_max=48, batch_size=512, lr=3e-4, updates=100000, eval_every=10000, ckpt_every=5000,
                      train_steps=20, test_steps=(1, 2, 4, 8, 16, 20, 32, 64)))))
 
 # %% ../nbs/10_act.ipynb #e1f290db

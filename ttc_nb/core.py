@@ -9,8 +9,8 @@ __all__ = ['IGNORE', 'EXPERIMENTS', 'COMMANDS', 'default_device', 'seed_everythi
            'Stop', 'world', 'leave', 'rank_seed', 'gather', 'Objective', 'fit', 'TrainConfig', 'UsageError',
            'apply_overrides', 'Setup', 'Experiment', 'register', 'get_experiment', 'command', 'environment',
            'plot_learning', 'report', 'hardware', 'compiled', 'run_experiment', 'ensure_run', 'load_run',
-           'evaluate_run', 'format_curve', 'prefix_parity_batch', 'PrefixParityNet', 'stepwise_cross_entropy',
-           'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
+           'evaluate_run', 'format_curve', 'gpu_minutes', 'prefix_parity_batch', 'PrefixParityNet',
+           'stepwise_cross_entropy', 'progressive_loss', 'PrefixParityConfig', 'prefix_parity_setup']
 
 # %% ../nbs/00_core.ipynb #246dd0b2
 import os, sys, json, inspect, contextlib, math, time, random, signal, socket, platform, threading, warnings, subprocess, dataclasses, typing
@@ -629,6 +629,19 @@ def format_curve(curve):
     rows = [['set', 'steps', *keys]] + [[str(r.get('set', '')), str(r['steps']), *(f'{r[k]:.4f}' for k in keys)] for r in curve]
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return '\n'.join('  '.join(c.rjust(n) for c, n in zip(r, w)) for r in rows)
+
+# %% ../nbs/00_core.ipynb #0066fbcd
+def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json'):
+    "One line per experiment of `names`: its `gpu` preset's updates and estimated minutes on one H100, from `benchmarks/gpu_time.py`'s `path`."
+    rows = {r['experiment']: r for r in load_json(path)['rows']}
+    def line(name):
+        if name not in rows: raise UsageError(f"{path} has no estimate for {name}: run benchmarks/gpu_time.py --experiments {name}")
+        r, preset = rows[name], json.loads(json.dumps(get_experiment(name).presets['gpu']))   # as JSON wrote it
+        if r['config'] != preset: raise UsageError(f"{path} estimated another gpu preset of {name}: run benchmarks/gpu_time.py --experiments {name}")
+        build = f", {r['data_build']['s'] / 60:.1f} min of it building the data" if r['data_build'] else ''
+        return (f"{name}: {r['updates']:,} updates of {r['batch_size']} at {r['update_s'] * 1e3:.1f} ms, "
+                f"{'at most ' if r['bound'] else ''}{r['total_min']:.1f} min{build}")
+    return '\n'.join(map(line, names))
 
 # %% ../nbs/00_core.ipynb #c2100abb
 def prefix_parity_batch(n, length, gen=None):

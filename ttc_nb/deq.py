@@ -275,5 +275,5 @@ register(Experiment('sudoku-deq', "the recurrent relational network solved to it
     cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=1000, eval_every=100, ckpt_every=100,
              train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
              test_size=500, eval_batch=50),
-    gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
+    gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=18000, eval_every=3000,
              ckpt_every=2500, train_steps=40, back_iters=40, test_steps=_curve, train_size=100000, valid_size=1000, test_size=1000))));

@@ -222,8 +222,8 @@ register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's
     cpu=dict(hidden=64, mlp_layers=2, batch_size=8, lr=1e-3, wd=1e-4, warmup=50, updates=8000, eval_every=500, ckpt_every=500,
              prior=5., prior_updates=500, train_steps=8, test_steps=(1, 2, 4, 8, 16, 32), givens=(34, 45), bands=('minimal', '27-33', '34-45'),
              test_size=500, eval_batch=50),
-    gpu=dict(hidden=96, batch_size=16, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
-             ckpt_every=2500, train_steps=32, test_steps=(1, 2, 4, 8, 16, 32, 64, 96), train_size=100000, valid_size=1000, test_size=1000))))
+    gpu=dict(hidden=96, batch_size=16, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=30000, eval_every=5000,
+             ckpt_every=2500, prior=5., prior_updates=1000, train_steps=32, test_steps=(1, 2, 4, 8, 16, 32, 64, 96), train_size=100000, valid_size=1000, test_size=1000))))
 
 # %% ../nbs/43_pgadj.ipynb #261fd447
 @torch.no_grad()

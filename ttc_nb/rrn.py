@@ -204,7 +204,7 @@ register(Experiment('sudoku-rrn', 'a recurrent relational network solves Sudoku 
     cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=6000, eval_every=500, ckpt_every=500,
              train_steps=8, alpha=1., test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
              test_size=500, eval_batch=50),
-    gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=100000, eval_every=5000,
+    gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=32000, eval_every=4000,
              ckpt_every=2500, train_steps=32, test_steps=(*_curve, 96, 128), train_size=100000, valid_size=1000, test_size=1000))));
 
 # %% ../nbs/41_rrn.ipynb #746c24e2

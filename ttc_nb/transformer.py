@@ -32,27 +32,31 @@ class TransformerConfig:
 
 # %% ../nbs/05_transformer.ipynb #c772114e
 class Attention(nn.Module):
-    "Multi-head self-attention; `forward(x, mask, need_weights)` returns the output and, when asked, the probabilities (B, H, T, T)."
+    "Multi-head self-attention; `forward(x, mask, need_weights, cache)` returns the output and, when asked, the probabilities (B, H, T, keys)."
     def __init__(self, cfg:TransformerConfig):
         super().__init__()
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)
         self.n_heads, self.causal, self.dropout = cfg.n_heads, cfg.causal, cfg.dropout
 
-    def allowed(self, mask, T, device):
-        "Which keys each query may attend to, (B or 1, 1, T, T) booleans, or None for all."
-        allow = None if mask is None else mask[:, None, None, :]                      # (B, 1, 1, T)
+    def allowed(self, mask, T, device, past=0):
+        "Which keys each of the T queries may attend to, (B or 1, 1, T, past + T) booleans, or None for all; the first `past` keys are cached."
+        allow = None if mask is None else mask[:, None, None, :]                      # (B, 1, 1, past + T)
         if self.causal:
-            tri = torch.ones(T, T, dtype=torch.bool, device=device).tril()[None, None]
+            tri = torch.ones(T, past + T, dtype=torch.bool, device=device).tril(past)[None, None]
             allow = tri if allow is None else allow & tri
         return allow
 
-    def forward(self, x, mask=None, need_weights:bool=False):
+    def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in self.qkv(x).split(C, -1))  # (B, H, T, d)
-        allow, p = self.allowed(mask, T, x.device), self.dropout if self.training else 0.
+        past = cache['k'].shape[2] if cache else 0
+        if cache is not None:                                                           # keys and values of the positions before
+            if cache: k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
+            cache['k'], cache['v'] = k, v
+        allow, p = self.allowed(mask, T, x.device, past), self.dropout if self.training else 0.
         if need_weights:
-            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])                       # (B, H, T, T)
+            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])                       # (B, H, T, past + T)
             if allow is not None: s = s.masked_fill(~allow, float('-inf'))
             a = s.softmax(-1)
             y = F.dropout(a, p, self.training) @ v
@@ -74,8 +78,8 @@ class Block(nn.Module):
         super().__init__()
         self.ln1, self.attn = nn.LayerNorm(cfg.d_model, bias=cfg.bias), Attention(cfg)
         self.ln2, self.mlp = nn.LayerNorm(cfg.d_model, bias=cfg.bias), MLP(cfg)
-    def forward(self, x, mask=None, need_weights:bool=False):
-        y, a = self.attn(self.ln1(x), mask, need_weights)
+    def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
+        y, a = self.attn(self.ln1(x), mask, need_weights, cache)
         x = x + y
         return x + self.mlp(self.ln2(x)), a
 
@@ -94,9 +98,11 @@ class Positions(nn.Module):
         self.kind, self.max_len = cfg.positions, cfg.max_len
         if cfg.positions == 'learned': self.pe = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
         elif cfg.positions == 'sinusoidal': self.register_buffer('pe', sinusoidal(cfg.max_len, cfg.d_model), persistent=False)
-    def forward(self, x):
-        if x.shape[1] > self.max_len: raise ValueError(f'{x.shape[1]} positions, but the position encoding covers {self.max_len}')
-        return x if self.kind == 'none' else x + self.pe[:x.shape[1]]
+    def forward(self, x, start:int=0):
+        "`x` at positions `start`, `start` + 1, ... (a cached prefix holds the positions before `start`)."
+        end = start + x.shape[1]
+        if end > self.max_len: raise ValueError(f'{end} positions, but the position encoding covers {self.max_len}')
+        return x if self.kind == 'none' else x + self.pe[start:end]
 
 # %% ../nbs/05_transformer.ipynb #4e0bdd41
 class Encoder(nn.Module):
