@@ -13,9 +13,10 @@ import hashlib, heapq, json, math
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import (Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, stepwise_cross_entropy, atomic_write,
+from .core import (Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, atomic_write,
                          IGNORE, MetricsLog, ensure_run, load_run, load_json, save_json)
 from .transformer import TransformerConfig, Block, Positions
+from .rrn import rrn_loss
 
 # %% ../nbs/50_recurrence.ipynb #a20355c2
 def city_map(n:int, radius:float, seed:int=0, clusters:int=0):
@@ -160,6 +161,7 @@ class RecurrenceConfig(TrainConfig):
     d_model: int = 64
     n_heads: int = 4
     n_layers: int = 2          # blocks, the top one included; the top one repeats train_steps times
+    alpha: float = 0.          # weight of the progressive loss (Bansal et al. 2022) beside the loss at every repetition
     cities: int = 300          # paths: the map
     radius: float = 0.09
     clusters: int = 0
@@ -202,14 +204,14 @@ def decoder(cfg) -> TopRecurrent:
                                           max_len=seq_len(cfg)), n_tokens(cfg))
 
 def recurrence_setup(cfg):
-    "The decoder of `cfg`, its stepwise loss, training rows and held-out rows."
+    "The decoder of `cfg`, its loss (the RRN notebook's: at every repetition, mixed with the progressive loss by `alpha`), training rows and held-out rows."
     d, pad = recurrence_data(cfg), n_tokens(cfg) - 1 if cfg.task == 'paths' else None
     def sample(gen):
         rows = d['train'][torch.randint(len(d['train']), (cfg.batch_size,), generator=gen)] if d['train'] is not None \
                else sort_rows(cfg.batch_size, cfg.length, cfg.vocab, gen)
         return lm_pairs(rows, d['prompt'], pad)
     x, y = lm_pairs(d['test'], d['prompt'], pad)
-    return Setup(decoder(cfg), sample, loss=lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1]),
+    return Setup(decoder(cfg), sample, loss=rrn_loss(cfg.train_steps, alpha=cfg.alpha),
                  evals={'test': list(zip(x.split(cfg.eval_batch), y.split(cfg.eval_batch)))}, metrics={'acc': accuracy, 'exact': exact})
 
 # %% ../nbs/50_recurrence.ipynb #1c4ecead
