@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
 from .core import (Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, atomic_write,
-                         IGNORE, MetricsLog, ensure_run, load_run, load_json, save_json)
+                         IGNORE, MetricsLog, ensure_run, load_run, load_json, save_json, get_experiment)
 from .transformer import TransformerConfig, Block, Positions
 from .rrn import rrn_loss
 
@@ -70,7 +70,7 @@ def _pair(k:int, n:int):
     return s, t + (t >= s)
 
 def build_paths(n, radius, train_size, test_size, max_cities=45, seed=0, clusters=0):
-    "A map and its train and test sets of shortest paths, as token rows [start, end, start, ..., end, EOS] padded with PAD; no (start, end) pair in both."
+    "A map, and its train and test sets of shortest paths as token rows [start, end, start, ..., end, EOS] padded with PAD (no (start, end) pair in both), with the test paths' lengths."
     m = city_map(n, radius, seed, clusters)
     order, preds, rows, lengths = np.random.default_rng([seed, 1]).permutation(n * (n - 1)), {}, [], []
     for k in order:
@@ -85,9 +85,8 @@ def build_paths(n, radius, train_size, test_size, max_cities=45, seed=0, cluster
     for i, r in enumerate(rows): tokens[i, :len(r)] = torch.tensor(r)
     road = torch.zeros(n, n, dtype=torch.bool)
     for i, rs in enumerate(m['roads']): road[i, [j for j, _ in rs]] = True
-    lengths = torch.tensor(lengths)
-    return dict(xy=torch.tensor(m['xy'], dtype=torch.float), road=road, test=tokens[:test_size], test_length=lengths[:test_size],
-                train=tokens[test_size:], train_length=lengths[test_size:])
+    return dict(xy=torch.tensor(m['xy'], dtype=torch.float), road=road, test=tokens[:test_size], test_length=torch.tensor(lengths[:test_size]),
+                train=tokens[test_size:])
 
 def path_sets(n, radius, train_size, test_size, max_cities=45, seed=0, clusters=0, cache_dir=DATA):
     "`build_paths`, built once and read back from `cache_dir` (written atomically)."
@@ -200,6 +199,7 @@ def recurrence_data(cfg):
                 prompt=cfg.length + 1)
 
 def decoder(cfg) -> TopRecurrent:
+    "The decoder of `cfg`, its positions covering a training input."
     return TopRecurrent(TransformerConfig(d_model=cfg.d_model, n_heads=cfg.n_heads, n_layers=cfg.n_layers, causal=True,
                                           max_len=seq_len(cfg)), n_tokens(cfg))
 
@@ -249,7 +249,7 @@ def path_scores(rows, xy, road, optimum, end:int):
         p = p[:p.index(end)] if end in p else None                    # the cities before EOS; None: no EOS
         ok = bool(p) and p[0] == s and p[-1] == t and all(road[a, b] for a, b in zip(p, p[1:]))
         length = sum(float((xy[a] - xy[b]).norm()) for a, b in zip(p, p[1:])) if ok else math.nan
-        valid.append(ok); ratio.append(length / opt if ok and opt > 0 else (1. if ok else math.nan))
+        valid.append(ok); ratio.append(length / opt if ok else math.nan)
     ratio = torch.tensor(ratio)
     return dict(valid=torch.tensor(valid, dtype=torch.float), shortest=(ratio < 1 + 1e-6).float(), ratio=ratio)
 
@@ -268,13 +268,13 @@ def generation_curve(model:TopRecurrent, cfg, steps, device=None):
                          stop=end if cfg.task == 'paths' else None).cpu()
             if cfg.task == 'paths':
                 s = path_scores(g, d['xy'], d['road'], d['test_length'][i:i + cfg.eval_batch], end)
-                vals = dict(valid=s['valid'].sum(), shortest=s['shortest'].sum(), ratio=s['ratio'].nan_to_num().sum(), n_valid=s['valid'].sum())
+                vals = dict(valid=s['valid'].sum(), shortest=s['shortest'].sum(), ratio=s['ratio'].nan_to_num().sum())
             else:
                 right = g[:, d['prompt']:] == rows[:, d['prompt']:]
                 vals = dict(exact=right.all(1).sum(), per_position=right.float().mean(1).sum())
             sums = {k: sums.get(k, 0.) + float(v) for k, v in vals.items()}
-        rec = {k: v / len(d['test']) for k, v in sums.items() if k != 'n_valid'}
-        if 'ratio' in rec: rec['ratio'] = sums['ratio'] / sums['n_valid'] if sums['n_valid'] else math.nan
+        rec = {k: v / len(d['test']) for k, v in sums.items()}
+        if 'ratio' in rec: rec['ratio'] = sums['ratio'] / sums['valid'] if sums['valid'] else math.nan   # over the valid paths
         out.append(dict(steps=n) | rec)
     return out
 
@@ -294,15 +294,16 @@ def probe(embeddings, xy, test:float=0.2, seed:int=0):
 MODELS = ('recurrent', 'longer', 'deep')
 
 def comparison(task:str, preset:str, out) -> dict:
-    "{model: {'run', 'summary', 'generated'}} of `task`'s three models at `preset`, trained in `out`/<model> unless already there."
+    "{model: {'run', 'cfg', 'summary', 'generated'}} of `task`'s three models at `preset`, trained in `out`/<model> unless already there."
     res = {}
     for model in MODELS:
         run = Path(out)/model
         summary = ensure_run(f'recurrence-{task}-{model}', preset, out=run)
         if not (run/'generated.json').exists():
-            _, cfg, s = load_run(run)
-            save_json(generation_curve(s.model, cfg, cfg.test_steps), run/'generated.json')
-        res[model] = dict(run=run, summary=summary, generated=load_json(run/'generated.json'))
+            _, saved, s = load_run(run)
+            save_json(generation_curve(s.model, saved, saved.test_steps), run/'generated.json')
+        cfg = get_experiment(f'recurrence-{task}-{model}').config(preset)          # ensure_run checked that the run is of it
+        res[model] = dict(run=run, cfg=cfg, summary=summary, generated=load_json(run/'generated.json'))
     return res
 
 def plot_comparison(res:dict, metric:str, ax=None):
@@ -322,8 +323,7 @@ def plot_flops(res:dict, ax=None):
     import matplotlib.pyplot as plt
     ax = ax or plt.subplots(figsize=(5, 3.5))[1]
     for model, r in res.items():
-        cfg = RecurrenceConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in r['summary']['config'].items()})
         recs = [x for x in MetricsLog(r['run']/'metrics.jsonl').read() if 'valid_acc' in x]
-        ax.plot([x['update'] * update_flops(cfg) for x in recs], [x['valid_acc'] for x in recs], marker='.', label=model)
+        ax.plot([x['update'] * update_flops(r['cfg']) for x in recs], [x['valid_acc'] for x in recs], marker='.', label=model)
     ax.set(xlabel='training FLOPs', ylabel='next-token accuracy (teacher-forced)'); ax.legend(); ax.grid(alpha=.3)
     return ax

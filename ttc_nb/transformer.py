@@ -50,11 +50,10 @@ class Attention(nn.Module):
     def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in self.qkv(x).split(C, -1))  # (B, H, T, d)
-        past = cache['k'].shape[2] if cache else 0
         if cache is not None:                                                           # keys and values of the positions before
             if cache: k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
             cache['k'], cache['v'] = k, v
-        allow, p = self.allowed(mask, T, x.device, past), self.dropout if self.training else 0.
+        allow, p = self.allowed(mask, T, x.device, k.shape[2] - T), self.dropout if self.training else 0.
         if need_weights:
             s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])                       # (B, H, T, past + T)
             if allow is not None: s = s.masked_fill(~allow, float('-inf'))
