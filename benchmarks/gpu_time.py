@@ -10,7 +10,9 @@ What is measured here, for each experiment at its `gpu` config:
   other samplers at three updates;
 - the same for the periodic validation and the final compute curve, counted on the first `EVAL_SLICE` samples of the
   first batch of each set (FLOPs and bytes scaled up to the whole batch, the operations as counted) and multiplied by the
-  number of batches of the preset's real sets;
+  number of batches of the preset's real sets; for the recurrence experiments, also the greedy decoding of every test
+  row at every test step count that the notebook's comparison makes (`generation_curve`), by an untrained decoder, which
+  never stops a path early: an upper bound for paths;
 - where the cost depends on what the network has learned: ACT's networks at the weights of the committed run of the same
   experiment, network and time limit M with the most updates (they ponder as trained), and where there is none, with a
   halting bias of -30, so that every input ponders to M; the DEQ solvers with tolerance 0, so that every solve runs its
@@ -137,6 +139,18 @@ def eval_cost(s, cfg, n_batches, dispatch_s):
     steps = sorted({*cfg.test_steps, cfg.train_steps})
     return cost(valid, [cfg.train_steps]), sum(cost(k, steps) for k in s.evals)
 
+def generation_seconds(s, cfg, dispatch_s):
+    "H100-model seconds of `generation_curve` (the recurrence notebook's comparison): greedy decoding of every test row at every test step count, counted on the first `EVAL_SLICE` rows."
+    from ttc_nb.recurrence import generate, n_tokens, recurrence_data
+    d = recurrence_data(cfg)
+    head = d['test'][:EVAL_SLICE]
+    new, stop = head.shape[1] - d['prompt'] - (cfg.task == 'paths'), n_tokens(cfg) - 2 if cfg.task == 'paths' else None
+    batches, total = math.ceil(len(d['test']) / cfg.eval_batch), 0.
+    for steps in cfg.test_steps:
+        with Count(min(cfg.eval_batch, len(d['test'])) / len(head)) as c: generate(s.model, head[:, :d['prompt']], steps, new, stop)
+        total += c.seconds(dispatch_s) * batches
+    return total
+
 def build_seconds(cfg, n=64):
     "Seconds to build the preset's Sudoku sets with the H100 machine's cores, at the one-worker rate measured here."
     from ttc_nb.sudoku import dataset
@@ -168,11 +182,13 @@ def estimate(name, dispatch_s):
     evals = (cfg.updates - 1) // cfg.eval_every
     train_s = cfg.updates * per_update + evals * valid_s
     build = build_seconds(real) if name in SUDOKU else None
-    total = train_s + curve_s + (build['s'] if build else setup_s)
+    generation_s = generation_seconds(s, cfg, dispatch_s) if name.startswith('recurrence-') else 0.
+    total = train_s + curve_s + generation_s + (build['s'] if build else setup_s)
     return dict(experiment=name, config={k: v for k, v in exp.presets['gpu'].items()}, updates=cfg.updates,
                 batch_size=cfg.batch_size, weights=weights,
                 bound=weights is None and (name.startswith('act-') or hasattr(cfg, 'tol')), update_s=round(per_update, 5), updates_measured=updates,
-                valid_s=round(valid_s, 3), evaluations=evals, final_curve_s=round(curve_s, 2), setup_s=round(setup_s, 1), data_build=build,
+                valid_s=round(valid_s, 3), evaluations=evals, final_curve_s=round(curve_s, 2), generation_s=round(generation_s, 1), setup_s=round(setup_s, 1),
+                data_build=build,
                 train_min=round(train_s / 60, 1), total_min=round(total / 60, 1), cpu_measure_s=round(time.perf_counter() - t0, 1))
 
 def main():
@@ -190,7 +206,7 @@ def main():
         rows.append(estimate(name, dispatch_s))
         r = rows[-1]
         print(f"{name}: {r['updates']} updates x {r['update_s'] * 1e3:.1f} ms + {r['evaluations']} validations x {r['valid_s']:.2f} s"
-              f" + curve {r['final_curve_s']:.0f} s -> {r['total_min']} min", flush=True)
+              f" + curve {r['final_curve_s']:.0f} s + generation {r['generation_s']:.0f} s -> {r['total_min']} min", flush=True)
     if args.experiments and Path(args.out).exists():          # the other experiments' estimates are kept
         rows = [r for r in load_json(args.out)['rows'] if r['experiment'] not in names] + rows
     save_json(dict(benchmark=__doc__.splitlines()[0], h100=H100, assume=ASSUME, dispatch_s=dispatch_s, rows=rows,

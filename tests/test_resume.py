@@ -6,7 +6,8 @@ from conftest import TTC, ttc
 RUN = ['--preset', 'ci', '--set', 'updates=300', '--set', 'ckpt_every=25', '--set', 'eval_every=50']
 EXPERIMENTS = {'prefix-parity': [],
                'sudoku-rrn': ['--set', 'alpha=0.5', '--set', 'min_steps=2'],   # random step counts and the progressive loss draw random numbers
-               'sudoku-deq': ['--set', 'jac_reg=0.5', '--set', 'corrections=2', '--set', 'rho_reg=1', '--set', 'forget_max=0.9'],  # Hutchinson's estimator draws them too
+               'sudoku-deq': ['--set', 'jac_reg=0.5', '--set', 'corrections=2', '--set', 'rho_reg=1', '--set', 'forget_max=0.9',
+                              '--set', 'pretrain=60'],   # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss
                'looped-linear': ['--set', 'dims=2,3,1,40', '--set', 'points=4,7,1,40', '--set', 'loops=1,3,1,60']}  # the curriculum moves on during the run
 
 def records(run):

@@ -5,13 +5,13 @@
 # %% auto #0
 __all__ = ['SOLVERS', 'BACKWARDS', 'Solution', 'relative_residual', 'solve', 'implicit_backward', 'implicit', 'phantom',
            'unrolled', 'spectral_radius', 'jacobian_frobenius', 'capped_lstm', 'DEQRRN', 'deq_loss',
-           'gradient_agreement', 'DEQConfig', 'deq_setup']
+           'gradient_agreement', 'DEQConfig', 'pretraining', 'deq_setup']
 
 # %% ../nbs/42_deq.ipynb #8a0cb9df
 import math
 from dataclasses import dataclass
 import torch, torch.nn.functional as F
-from .core import Thoughts, Experiment, register
+from .core import Thoughts, Experiment, register, progressive_loss
 from .rrn import RRN, SudokuConfig, sudoku_setup
 
 # %% ../nbs/42_deq.ipynb #e28035e1
@@ -168,17 +168,17 @@ class DEQRRN(RRN):
         self.solver = dict(method=method, tol=tol, m=m, fallback=fallback)
         self.max_iter = max_iter
 
-    def update(self, z, e):
+    def init(self, e): return torch.cat(super().init(e), -1)                         # z_0 = [x; 0]
+    def step(self, z, e):
         "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` when that is below 1."
-        if self.forget_max == 1: return torch.cat(self.step(z.chunk(2, -1), e), -1)
+        if self.forget_max == 1: return torch.cat(super().step(z.chunk(2, -1), e), -1)
         h, s = z.chunk(2, -1)
         return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
-    def z0(self, e): return torch.cat(self.init(e), -1)                              # [x; 0]
     def readout(self, z): return self.r(z.chunk(2, -1)[0])                            # o_j from h_j
 
     def equilibrium(self, e, max_iter:int=None, each=None, **solver):
         "Solve z = f(z; x) for the encoded puzzles `e`, with the model's solver settings unless overridden."
-        return solve(lambda z: self.update(z, e), self.z0(e), max_iter=max_iter or self.max_iter, each=each, **self.solver | solver)
+        return solve(lambda z: self.step(z, e), self.init(e), max_iter=max_iter or self.max_iter, each=each, **self.solver | solver)
 
     def forward(self, x, steps:int=None):
         "The prediction after each solver iteration, at most `steps` (default `max_iter`); aux: iters, residual, converged."
@@ -188,26 +188,28 @@ class DEQRRN(RRN):
         preds += preds[-1:] * ((steps or 0) - len(preds))                         # converged: the answer stays
         return Thoughts(torch.stack(preds), dict(iters=sol.iters, residual=sol.residual, converged=sol.converged))
 
+
 # %% ../nbs/42_deq.ipynb #1cd35dbe
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 
 def deq_loss(backward:str='implicit', iters:int=30, back_iters:int=30, jac_reg:float=0., phantom_steps:int=1,
-             phantom_lam:float=1., corrections:int=0, rho_reg:float=0., rho_max:float=0.9, probe:int=4):
-    "loss(model, (x, y)) -> (loss, logs) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and its solves' logs."
+             phantom_lam:float=1., corrections:int=0, rho_reg:float=0., rho_max:float=0.9, probe:int=4, pretrain_steps:int=8):
+    "loss(model, (x, y[, pretraining])) -> (loss, logs) for a `DEQRRN`: cross-entropy at the fixed point through the `backward` pass, and its solves' logs."
     if backward not in BACKWARDS: raise ValueError(f"backward must be one of {', '.join(BACKWARDS)}, got {backward!r}")
     if min(jac_reg, rho_reg) < 0: raise ValueError(f"the penalties' weights must be at least 0, got jac_reg={jac_reg}, rho_reg={rho_reg}")
     def loss(model, b):
-        x, y = b
+        x, y, *pretraining = b
+        if pretraining and pretraining[0]: return progressive_loss(model, x, y, pretrain_steps), {}   # the unrolled network
         e = model.encode(x)
-        f = lambda z: model.update(z, e)
+        f = lambda z: model.step(z, e)
         ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())
-        if backward == 'unrolled': return ce(unrolled(f, model.z0(e), iters)), {}
+        if backward == 'unrolled': return ce(unrolled(f, model.init(e), iters)), {}
         seen = []
         with torch.no_grad(): sol = model.equilibrium(e, iters, each=seen.append if corrections else None)
         logs = dict(iters=sol.iters.float().mean(), residual=sol.residual.mean(), unconverged=(~sol.converged).float().mean(),
                     back_iters=math.nan, back_unconverged=math.nan)   # the backward pass fills these in, before fit reads them
         ep = tuple(t[:probe] if rho_reg else t[:probe].detach() for t in e)
-        rho = spectral_radius(lambda z: model.update(z, ep), sol.z[:probe], create_graph=bool(rho_reg))
+        rho = spectral_radius(lambda z: model.step(z, ep), sol.z[:probe], create_graph=bool(rho_reg))
         logs['rho'] = rho.detach().mean()
         if backward == 'phantom': z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else: z = f(z_in := sol.z.detach().requires_grad_())                       # f(z*), with its graph
@@ -257,14 +259,23 @@ class DEQConfig(SudokuConfig):
     forget_max: float = 1.    # the LSTM's largest forget gate; 1: the RRN's cell
     rho_reg: float = 0.       # weight of the radius penalty, rho_reg * max(0, rho - rho_max)
     rho_max: float = 0.9      # the spectral radius above which the penalty acts
+    pretrain: int = 0         # first updates that train the unrolled network (the RRN's progressive loss), not the equilibrium
+    pretrain_steps: int = 8   # the unrolled network's steps
+
+def pretraining(sample, updates:int):
+    "`sample(gen)` with a third element, whether `update` is one of the first `updates`, those that train the unrolled network."
+    def phased(gen, update): return (*sample(gen), torch.tensor(update < updates))
+    return phased
 
 def deq_setup(cfg:DEQConfig):
     "The DEQ network, its loss, and the `sudoku-rrn` puzzles and metrics of `cfg`."
     if cfg.fallback and cfg.fallback not in SOLVERS: raise ValueError(f"fallback must be '' or one of {', '.join(SOLVERS)}, got {cfg.fallback!r}")
     model = DEQRRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.method, cfg.tol,
                    max(cfg.test_steps), cfg.fallback or None, cfg.memory or None, cfg.forget_max)
-    return sudoku_setup(cfg, model, deq_loss(cfg.backward, cfg.train_steps, cfg.back_iters, cfg.jac_reg, cfg.phantom_steps, cfg.phantom_lam,
-                                                  cfg.corrections, cfg.rho_reg, cfg.rho_max))
+    s = sudoku_setup(cfg, model, deq_loss(cfg.backward, cfg.train_steps, cfg.back_iters, cfg.jac_reg, cfg.phantom_steps, cfg.phantom_lam,
+                                          cfg.corrections, cfg.rho_reg, cfg.rho_max, pretrain_steps=cfg.pretrain_steps))
+    if cfg.pretrain: s.sample = pretraining(s.sample, cfg.pretrain)
+    return s
 
 # %% ../nbs/42_deq.ipynb #cd9b1fbe
 _curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)
@@ -272,8 +283,8 @@ register(Experiment('sudoku-deq', "the recurrent relational network solved to it
     DEQConfig, deq_setup, presets=dict(
     ci=dict(box=(2, 2), hidden=16, embed=4, givens=(4, 10), bands=('minimal', '7-10'), train_size=64, valid_size=32, test_size=32,
             batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=16, back_iters=16, test_steps=(1, 2, 4, 8, 16, 32)),
-    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=1000, eval_every=100, ckpt_every=100,
-             train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
+    cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=3250, eval_every=500, ckpt_every=500,
+             pretrain=3000, forget_max=0.8, rho_reg=5, rho_max=0.9, train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
              test_size=500, eval_batch=50),
     gpu=dict(hidden=96, batch_size=64, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=18000, eval_every=3000,
              ckpt_every=2500, train_steps=40, back_iters=40, test_steps=_curve, train_size=100000, valid_size=1000, test_size=1000))));
