@@ -188,7 +188,6 @@ class DEQRRN(RRN):
         preds += preds[-1:] * ((steps or 0) - len(preds))                         # converged: the answer stays
         return Thoughts(torch.stack(preds), dict(iters=sol.iters, residual=sol.residual, converged=sol.converged))
 
-
 # %% ../nbs/42_deq.ipynb #1cd35dbe
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 

@@ -169,7 +169,7 @@ class RecurrenceConfig(TrainConfig):
     n_heads: int = 4
     n_layers: int = 2          # blocks, the top one included; the top one repeats train_steps times
     alpha: float = 0.          # weight of the progressive loss (Bansal et al. 2022) beside the loss at every repetition
-    min_steps: int = 0         # > 0: each update repeats the top block a number of times drawn from min_steps..train_steps
+    min_steps: int = 0         # > 0: each update repeats the top block a number of times drawn from min_steps..train_steps (FLOPs counted at train_steps)
     recall: str = ''           # '', 'input' or 'equilibrium': how each repetition of the top block sees the lower blocks' output
     cities: int = 300          # paths: the map
     radius: float = 0.09
