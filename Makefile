@@ -30,7 +30,9 @@ sync: install
 	  git status --porcelain; exit 1; fi; echo "sync: notebooks clean, library and README in sync"
 
 nbtest: install
-	OMP_NUM_THREADS=1 $(BIN)/nbdev_test --n_workers 2   # two notebooks at a time, one thread each: no oversubscribed cores
+	# two notebooks at a time, one thread each (no oversubscribed cores), each in a fresh process: a pool's worker that
+	# runs several notebooks carries one's module state and signal handlers into the next, and tests then fail by schedule
+	ls nbs/*.ipynb | OMP_NUM_THREADS=1 xargs -P 2 -n 1 $(BIN)/nbdev_test --path
 
 pytest: install
 	$(BIN)/pytest -q tests
