@@ -418,6 +418,7 @@ class Setup:
     loss: Callable             # loss(model, batch) -> loss, or (loss, {name: value})
     evals: dict                # {set name: [(x, y), ...]} held-out batches for compute curves
     metrics: dict = field(default_factory=lambda: {'acc': accuracy})  # {name: f(pred, y) -> one value per sample}
+    watch: Callable = None     # watch(model) -> {name: value}, recorded at every periodic evaluation
 
 @dataclass
 class Experiment:
@@ -566,7 +567,7 @@ def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None,
         if not resume: save_json(dict(experiment=exp.name, preset=preset, **scale, config=asdict(cfg)), run_dir/'config.json')
         save_json(env, run_dir/'env.json')
     first = next(iter(s.evals.values()))
-    eval_fn = lambda m: compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0] | {'steps': cfg.train_steps}
+    eval_fn = lambda m: compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0] | {'steps': cfg.train_steps} | (s.watch(m) if s.watch else {})
     try:
         with stop or contextlib.nullcontext():
             fit(s.model, s.sample, s.loss, cfg.updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, warmup=cfg.warmup,

@@ -4,9 +4,10 @@
 
 # %% auto #0
 __all__ = ['DATA', 'VERSION', 'RECALLS', 'RECURRENT', 'MODELS', 'city_map', 'dijkstra', 'path', 'build_paths', 'path_sets',
-           'lm_pairs', 'sort_rows', 'TopRecurrent', 'generate', 'forward_flops', 'RecurrenceConfig', 'n_tokens',
-           'seq_len', 'update_flops', 'train_flops', 'recurrence_data', 'decoder', 'recurrence_setup', 'matched',
-           'path_scores', 'generation_curve', 'probe', 'city_states', 'comparison', 'plot_comparison', 'plot_flops']
+           'lm_pairs', 'sort_rows', 'TopRecurrent', 'generate', 'forward_flops', 'probe', 'city_states',
+           'RecurrenceConfig', 'n_tokens', 'seq_len', 'update_flops', 'train_flops', 'recurrence_data', 'decoder',
+           'recurrence_setup', 'matched', 'path_scores', 'generation_curve', 'comparison', 'plot_comparison',
+           'plot_flops']
 
 # %% ../nbs/50_recurrence.ipynb #4799ff5d
 import hashlib, heapq, json, math
@@ -160,6 +161,32 @@ def forward_flops(T:int, d:int, d_ff:int, blocks:int, readouts:int, vocab:int):
     per_block = 2 * 4 * d * d + 2 * 2 * d * d_ff + 2 * 2 * T * d     # projections q, k, v, out; the MLP; scores and mixing over T keys
     return T * (blocks * per_block + readouts * 2 * d * vocab)
 
+# %% ../nbs/50_recurrence.ipynb #462d8de2
+def probe(embeddings, xy, test:float=0.2, seed:int=0):
+    "R^2 on held-out cities of a least-squares linear map (with intercept) from city embeddings to coordinates, and the probed coordinates of every city."
+    n = len(xy)
+    idx = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    te, tr = idx[:int(n * test)], idx[int(n * test):]
+    X = torch.cat([embeddings.double(), torch.ones(n, 1, dtype=torch.double)], 1)
+    W = torch.linalg.lstsq(X[tr], xy[tr].double()).solution
+    pred = X @ W
+    r2 = 1 - ((pred[te] - xy[te]) ** 2).sum() / ((xy[te] - xy[te].mean(0)) ** 2).sum()
+    return float(r2), pred.float()
+
+# %% ../nbs/50_recurrence.ipynb #e037f6e7
+@torch.no_grad()
+def city_states(model:TopRecurrent, rows, cities:int, steps:int):
+    "Per city, the residual stream after `steps` repetitions of the top block (0: the lower blocks' output), averaged over the positions of `rows` holding it; and which cities occur."
+    model.eval()
+    h = e = model.encode(rows)
+    if steps:
+        h = model.init(e)
+        for _ in range(steps): h = model.step(h, e)
+    at = rows < cities
+    sums = torch.zeros(cities, h.shape[-1]).index_add_(0, rows[at], h[at].float())
+    counts = torch.bincount(rows[at], minlength=cities)
+    return sums / counts.clamp(min=1)[:, None], counts > 0
+
 # %% ../nbs/50_recurrence.ipynb #0be0d6c6
 @dataclass
 class RecurrenceConfig(TrainConfig):
@@ -221,8 +248,12 @@ def recurrence_setup(cfg):
                else sort_rows(cfg.batch_size, cfg.length, cfg.vocab, gen)
         return lm_pairs(rows, d['prompt'], pad)
     x, y = lm_pairs(d['test'], d['prompt'], pad)
+    def watch(model):                                   # paths: how much of the map the residual stream holds, after the lower blocks
+        states, seen = city_states(model, x, cfg.cities, 0)
+        return dict(map_r2=probe(states[seen], d['xy'][seen])[0])
     return Setup(decoder(cfg), sample, loss=rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha),
-                 evals={'test': list(zip(x.split(cfg.eval_batch), y.split(cfg.eval_batch)))}, metrics={'acc': accuracy, 'exact': exact})
+                 evals={'test': list(zip(x.split(cfg.eval_batch), y.split(cfg.eval_batch)))}, metrics={'acc': accuracy, 'exact': exact},
+                 watch=watch if cfg.task == 'paths' else None)
 
 # %% ../nbs/50_recurrence.ipynb #1c4ecead
 def matched(p:dict, model:str) -> dict:
@@ -287,32 +318,6 @@ def generation_curve(model:TopRecurrent, cfg, steps, device=None):
         if 'ratio' in rec: rec['ratio'] = sums['ratio'] / sums['valid'] if sums['valid'] else math.nan   # over the valid paths
         out.append(dict(steps=n) | rec)
     return out
-
-# %% ../nbs/50_recurrence.ipynb #462d8de2
-def probe(embeddings, xy, test:float=0.2, seed:int=0):
-    "R^2 on held-out cities of a least-squares linear map (with intercept) from city embeddings to coordinates, and the probed coordinates of every city."
-    n = len(xy)
-    idx = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    te, tr = idx[:int(n * test)], idx[int(n * test):]
-    X = torch.cat([embeddings.double(), torch.ones(n, 1, dtype=torch.double)], 1)
-    W = torch.linalg.lstsq(X[tr], xy[tr].double()).solution
-    pred = X @ W
-    r2 = 1 - ((pred[te] - xy[te]) ** 2).sum() / ((xy[te] - xy[te].mean(0)) ** 2).sum()
-    return float(r2), pred.float()
-
-# %% ../nbs/50_recurrence.ipynb #e037f6e7
-@torch.no_grad()
-def city_states(model:TopRecurrent, rows, cities:int, steps:int):
-    "Per city, the residual stream after `steps` repetitions of the top block (0: the lower blocks' output), averaged over the positions of `rows` holding it; and which cities occur."
-    model.eval()
-    h = e = model.encode(rows)
-    if steps:
-        h = model.init(e)
-        for _ in range(steps): h = model.step(h, e)
-    at = rows < cities
-    sums = torch.zeros(cities, h.shape[-1]).index_add_(0, rows[at], h[at].float())
-    counts = torch.bincount(rows[at], minlength=cities)
-    return sums / counts.clamp(min=1)[:, None], counts > 0
 
 # %% ../nbs/50_recurrence.ipynb #08f17a59
 MODELS = ('recurrent', 'longer', 'deep')
