@@ -178,14 +178,15 @@ def probe(embeddings, xy, test:float=0.2, seed:int=0):
 def city_states(model:TopRecurrent, rows, cities:int, steps:int):
     "Per city, the residual stream after `steps` repetitions of the top block (0: the lower blocks' output), averaged over the positions of `rows` holding it; and which cities occur."
     model.eval()
+    rows = rows.to(next(model.parameters()).device)
     h = e = model.encode(rows)
     if steps:
         h = model.init(e)
         for _ in range(steps): h = model.step(h, e)
     at = rows < cities
-    sums = torch.zeros(cities, h.shape[-1]).index_add_(0, rows[at], h[at].float())
+    sums = torch.zeros(cities, h.shape[-1], device=h.device).index_add_(0, rows[at], h[at].float())
     counts = torch.bincount(rows[at], minlength=cities)
-    return sums / counts.clamp(min=1)[:, None], counts > 0
+    return (sums / counts.clamp(min=1)[:, None]).cpu(), (counts > 0).cpu()
 
 # %% ../nbs/50_recurrence.ipynb #0be0d6c6
 @dataclass
