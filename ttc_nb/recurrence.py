@@ -291,7 +291,7 @@ def path_scores(rows, xy, road, optimum, end:int):
         p = p[:p.index(end)] if end in p else None                    # the cities before EOS; None: no EOS
         ok = bool(p) and p[0] == s and p[-1] == t and all(road[a, b] for a, b in zip(p, p[1:]))
         length = sum(float((xy[a] - xy[b]).norm()) for a, b in zip(p, p[1:])) if ok else math.nan
-        valid.append(ok); ratio.append(length / opt if ok else math.nan)
+        valid.append(ok); ratio.append(math.nan if not ok else length / opt if opt else 1. if length == 0 else math.inf)   # opt 0: cities at one place
     ratio = torch.tensor(ratio)
     return dict(valid=torch.tensor(valid, dtype=torch.float), shortest=(ratio < 1 + 1e-6).float(), ratio=ratio)
 
@@ -323,16 +323,16 @@ def generation_curve(model:TopRecurrent, cfg, steps, device=None):
 # %% ../nbs/50_recurrence.ipynb #08f17a59
 MODELS = ('recurrent', 'longer', 'deep')
 
-def comparison(task:str, preset:str, out) -> dict:
-    "{model: {'run', 'cfg', 'summary', 'generated'}} of `task`'s three models at `preset`, trained in `out`/<model> unless already there."
+def comparison(task:str, preset:str, out, overrides=()) -> dict:
+    "{model: {'run', 'cfg', 'summary', 'generated'}} of `task`'s three models at `preset` with the same `overrides`, trained in `out`/<model> unless already there."
     res = {}
     for model in MODELS:
         run = Path(out)/model
-        summary = ensure_run(f'recurrence-{task}-{model}', preset, out=run)
+        summary = ensure_run(f'recurrence-{task}-{model}', preset, overrides, out=run)
         if not (run/'generated.json').exists():
             _, saved, s = load_run(run)
             save_json(generation_curve(s.model, saved, saved.test_steps), run/'generated.json')
-        cfg = get_experiment(f'recurrence-{task}-{model}').config(preset)          # ensure_run checked that the run is of it
+        cfg = get_experiment(f'recurrence-{task}-{model}').config(preset, overrides)   # ensure_run checked that the run is of it
         res[model] = dict(run=run, cfg=cfg, summary=summary, generated=load_json(run/'generated.json'))
     return res
 
