@@ -179,10 +179,8 @@ def city_states(model:TopRecurrent, rows, cities:int, steps:int):
     "Per city, the residual stream after `steps` repetitions of the top block (0: the lower blocks' output), averaged over the positions of `rows` holding it; and which cities occur."
     model.eval()
     rows = rows.to(next(model.parameters()).device)
-    h = e = model.encode(rows)
-    if steps:
-        h = model.init(e)
-        for _ in range(steps): h = model.step(h, e)
+    e = model.encode(rows)
+    h = model.unroll(e, model.init(e), steps)[1] if steps else e
     at = rows < cities
     sums = torch.zeros(cities, h.shape[-1], device=h.device).index_add_(0, rows[at], h[at].float())
     counts = torch.bincount(rows[at], minlength=cities)
@@ -291,7 +289,10 @@ def path_scores(rows, xy, road, optimum, end:int):
         p = p[:p.index(end)] if end in p else None                    # the cities before EOS; None: no EOS
         ok = bool(p) and p[0] == s and p[-1] == t and all(road[a, b] for a, b in zip(p, p[1:]))
         length = sum(float((xy[a] - xy[b]).norm()) for a, b in zip(p, p[1:])) if ok else math.nan
-        valid.append(ok); ratio.append(math.nan if not ok else length / opt if opt else 1. if length == 0 else math.inf)   # opt 0: cities at one place
+        valid.append(ok)
+        if not ok: ratio.append(math.nan)
+        elif opt: ratio.append(length / opt)
+        else: ratio.append(1. if length == 0 else math.inf)         # the start and end cities at one place
     ratio = torch.tensor(ratio)
     return dict(valid=torch.tensor(valid, dtype=torch.float), shortest=(ratio < 1 + 1e-6).float(), ratio=ratio)
 
