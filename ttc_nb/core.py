@@ -70,10 +70,14 @@ class Recurrent(nn.Module):
             h = self.step(h, e)
             preds.append(self.readout(h))
         return preds, h
-    def forward(self, x, steps:int):
+    def forward(self, x, steps:int, window:int=0):
+        "`Thoughts` of the last `window` iterations' predictions (0: all `steps`); the iterations before the window run without gradient."
         if steps < 1: raise ValueError(f"steps must be at least 1, got {steps}")
         e = self.encode(x)
-        return Thoughts(torch.stack(self.unroll(e, self.init(e), steps)[0]), self.aux(e))
+        h, keep = self.init(e), min(steps, window or steps)
+        with torch.no_grad():
+            for _ in range(steps - keep): h = self.step(h, e)
+        return Thoughts(torch.stack(self.unroll(e, h, keep)[0]), self.aux(e))
 
 # %% ../nbs/00_core.ipynb #b9578fb4
 IGNORE = -100   # the target of a position that has none (F.cross_entropy's ignore_index)

@@ -102,14 +102,6 @@ class LoopedTransformer(Recurrent):
         return z * (torch.arange(z.shape[1], device=z.device) >= z.shape[1] - self.n_last_tokens)[:, None]
     def step(self, z, e): return self.f(self.carry(z) + e)
     def readout(self, z): return self.read_out(z[:, 0::2])[..., 0]              # (B, n): the x positions
-    def forward(self, prompts, steps:int, window:int=0):
-        "`Thoughts` of the last `window` loops' predictions (0: all); the loops before the window run without gradient."
-        if steps < 1: raise ValueError(f'steps must be at least 1, got {steps}')
-        e = self.encode(prompts)
-        z, keep = self.init(e), min(steps, window or steps)
-        with torch.no_grad():
-            for _ in range(steps - keep): z = self.step(z, e)
-        return Thoughts(torch.stack(self.unroll(e, z, keep)[0]))
 
 class Transformer(nn.Module):
     "The standard decoder: L blocks applied once. `forward(prompts, steps=1)` returns `Thoughts` of its one prediction."

@@ -168,7 +168,7 @@ def probe(embeddings, xy, test:float=0.2, seed:int=0):
     idx = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     te, tr = idx[:int(n * test)], idx[int(n * test):]
     X = torch.cat([embeddings.double(), torch.ones(n, 1, dtype=torch.double)], 1)
-    W = torch.linalg.lstsq(X[tr], xy[tr].double()).solution
+    W = torch.linalg.lstsq(X[tr], xy[tr].double(), driver='gelsd').solution         # by SVD: right where X's rank is short too
     pred = X @ W
     r2 = 1 - ((pred[te] - xy[te]) ** 2).sum() / ((xy[te] - xy[te].mean(0)) ** 2).sum()
     return float(r2), pred.float()
@@ -197,6 +197,7 @@ class RecurrenceConfig(TrainConfig):
     alpha: float = 0.          # weight of the progressive loss (Bansal et al. 2022) beside the loss at every repetition
     min_steps: int = 0         # > 0: each update repeats the top block a number of times drawn from min_steps..train_steps (FLOPs counted at train_steps)
     recall: str = ''           # '', 'input' or 'equilibrium': how each repetition of the top block sees the lower blocks' output
+    window: int = 0            # > 0: the loss on the last `window` repetitions only, those before them without gradient
     cities: int = 300          # paths: the map
     radius: float = 0.09
     clusters: int = 0
@@ -219,9 +220,11 @@ def seq_len(cfg):
 
 # %% ../nbs/50_recurrence.ipynb #1684d9c8
 def update_flops(cfg):
-    "Training FLOPs of one update of `cfg`: forward and backward (twice the forward) over a batch of padded rows."
-    f = forward_flops(seq_len(cfg), cfg.d_model, 4 * cfg.d_model, cfg.n_layers - 1 + cfg.train_steps, cfg.train_steps, n_tokens(cfg))
-    return 3 * f * cfg.batch_size
+    "Training FLOPs of one update of `cfg` over a batch of padded rows: forward and backward (twice the forward), and the repetitions before the window forward only, without read-out."
+    keep, T, d, V = min(cfg.train_steps, cfg.window or cfg.train_steps), seq_len(cfg), cfg.d_model, n_tokens(cfg)
+    learn = forward_flops(T, d, 4 * d, cfg.n_layers - 1 + keep, keep, V)
+    free = forward_flops(T, d, 4 * d, cfg.train_steps - keep, 0, V)
+    return (3 * learn + free) * cfg.batch_size
 
 def train_flops(cfg): return update_flops(cfg) * cfg.updates
 
@@ -250,7 +253,7 @@ def recurrence_setup(cfg):
     def watch(model):                                   # paths: how much of the map the residual stream holds, after the lower blocks
         states, seen = city_states(model, x, cfg.cities, 0)
         return dict(map_r2=probe(states[seen], d['xy'][seen])[0])
-    return Setup(decoder(cfg), sample, loss=rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha),
+    return Setup(decoder(cfg), sample, loss=rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha, cfg.window),
                  evals={'test': list(zip(x.split(cfg.eval_batch), y.split(cfg.eval_batch)))}, metrics={'acc': accuracy, 'exact': exact},
                  watch=watch if cfg.task == 'paths' else None)
 
@@ -258,7 +261,7 @@ def recurrence_setup(cfg):
 def matched(p:dict, model:str) -> dict:
     "The preset of baseline `model` ('longer' or 'deep') for the recurrent model's preset `p`, with as many training FLOPs."
     rec = RecurrenceConfig(**p)
-    q = p | dict(train_steps=1, test_steps=(1,)) | (dict(n_layers=rec.n_layers + rec.train_steps - 1) if model == 'deep' else {})
+    q = {k: v for k, v in p.items() if k not in ('min_steps', 'window')} | dict(train_steps=1, test_steps=(1,)) | (dict(n_layers=rec.n_layers + rec.train_steps - 1) if model == 'deep' else {})
     updates = round(rec.updates * update_flops(rec) / update_flops(RecurrenceConfig(**q)))
     scale = updates / rec.updates
     return q | dict(updates=updates, eval_every=max(1, round(rec.eval_every * scale)), ckpt_every=max(1, round(rec.ckpt_every * scale)))

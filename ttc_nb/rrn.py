@@ -98,15 +98,16 @@ class RRN(Recurrent):
     def readout(self, state): return self.r(state[0])                             # (B, N, n) logits
 
 # %% ../nbs/41_rrn.ipynb #05788f48
-def rrn_loss(train_steps:int, min_steps:int=0, alpha:float=0.):
-    "loss(model, (x, y)): the stepwise loss over `train_steps` steps, or a number drawn from `min_steps`..`train_steps`, mixed with the progressive loss by `alpha`."
+def rrn_loss(train_steps:int, min_steps:int=0, alpha:float=0., window:int=0):
+    "loss(model, (x, y)): the stepwise loss over `train_steps` steps (or a number drawn from `min_steps`..`train_steps`), on the last `window` of them (0: all), mixed with the progressive loss by `alpha`."
     if not 0 <= alpha <= 1: raise ValueError(f"alpha, the weight of the progressive loss, must be in [0, 1], got {alpha}")
     if not 0 <= min_steps <= train_steps: raise ValueError(f"min_steps must be 0 (always train_steps) or 1 to train_steps={train_steps}, got {min_steps}")
+    if window < 0: raise ValueError(f"window must be 0 (every step) or the number of last steps the loss is on, got {window}")
     def loss(model, b):
         x, y = b
         T = int(torch.randint(min_steps, train_steps + 1, ())) if min_steps else train_steps
         total = 0.
-        if alpha < 1: total = (1 - alpha) * stepwise_cross_entropy(model(x, steps=T), y)
+        if alpha < 1: total = (1 - alpha) * stepwise_cross_entropy(model(x, steps=T, window=window), y)
         if alpha > 0: total = total + alpha * progressive_loss(model, x, y, T)
         return total
     return loss
