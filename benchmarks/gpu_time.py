@@ -1,5 +1,6 @@
 """Estimated minutes of every `gpu` preset on one NVIDIA H100, from the operations of its updates and evaluations counted
-on this CPU (for tasks that are lent no GPU; where one is lent, `ttc run EXP --preset gpu` measures it).
+on this CPU (for tasks that are lent no GPU; where one is lent, `ttc run EXP --preset gpu` measures it). `--presets`
+estimates other presets sized for a GPU too (the recurrence notebook's `gpu-cured`); each row names its preset.
 
 What is measured here, for each experiment at its `gpu` config:
 - every tensor operation of a training update (forward, backward, gradient clipping, AdamW step), caught by a
@@ -28,7 +29,7 @@ the host issues each operation in this CPU's measured dispatch time plus `launch
 so an update takes the larger of the two sums, plus drawing its batch. Eager mode: `torch.compile` fuses operations
 and would do better. Sudoku sets are built by 16 workers (the H100 machine's cores) at the one-worker rate measured.
 
-Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--out nbs/results/gpu-time-h100.json]
+Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--out nbs/results/gpu-time-h100.json]
 """
 import argparse, dataclasses, inspect, math, statistics, tempfile, time
 from pathlib import Path
@@ -166,9 +167,9 @@ def build_seconds(cfg, n=64):
     return dict(train_s_per_puzzle=round(train, 4), test_s_per_puzzle={k: round(v, 4) for k, v in per.items()},
                 one_worker_s=round(one, 1), s=round(one / H100['host_cores'], 1))
 
-def estimate(name, dispatch_s):
+def estimate(name, dispatch_s, preset='gpu'):
     exp = get_experiment(name)
-    real = exp.config('gpu')
+    real = exp.config(preset)
     cfg = measured(name, real)
     seed_everything(cfg.seed)
     t0 = time.perf_counter(); s = exp.setup(cfg); setup_s = time.perf_counter() - t0      # the data built or read, the model made
@@ -184,7 +185,7 @@ def estimate(name, dispatch_s):
     build = build_seconds(real) if name in SUDOKU else None
     generation_s = generation_seconds(s, cfg, dispatch_s) if name.startswith('recurrence-') else 0.
     total = train_s + curve_s + generation_s + (build['s'] if build else setup_s)
-    return dict(experiment=name, config={k: v for k, v in exp.presets['gpu'].items()}, updates=cfg.updates,
+    return dict(experiment=name, preset=preset, config={k: v for k, v in exp.presets[preset].items()}, updates=cfg.updates,
                 batch_size=cfg.batch_size, weights=weights,
                 bound=weights is None and (name.startswith('act-') or hasattr(cfg, 'tol')), update_s=round(per_update, 5), updates_measured=updates,
                 valid_s=round(valid_s, 3), evaluations=evals, final_curve_s=round(curve_s, 2), generation_s=round(generation_s, 1), setup_s=round(setup_s, 1),
@@ -194,21 +195,24 @@ def estimate(name, dispatch_s):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--experiments')
+    p.add_argument('--presets', default='gpu', help='comma-separated presets (default: gpu)')
     p.add_argument('--out', default='nbs/results/gpu-time-h100.json')
     args = p.parse_args()
     torch.set_num_threads(1)
     load_modules()
-    names = args.experiments.split(',') if args.experiments else [n for n, e in EXPERIMENTS.items() if 'gpu' in e.presets]
+    presets = args.presets.split(',')
+    names = args.experiments.split(',') if args.experiments else list(EXPERIMENTS)
+    todo = [(n, p) for n in names for p in presets if p in get_experiment(n).presets]
     dispatch_s = dispatch_seconds()
     print(f'dispatch: {dispatch_s * 1e6:.1f} us per op', flush=True)
     rows = []
-    for name in names:
-        rows.append(estimate(name, dispatch_s))
+    for name, preset in todo:
+        rows.append(estimate(name, dispatch_s, preset))
         r = rows[-1]
-        print(f"{name}: {r['updates']} updates x {r['update_s'] * 1e3:.1f} ms + {r['evaluations']} validations x {r['valid_s']:.2f} s"
+        print(f"{name} ({preset}): {r['updates']} updates x {r['update_s'] * 1e3:.1f} ms + {r['evaluations']} validations x {r['valid_s']:.2f} s"
               f" + curve {r['final_curve_s']:.0f} s + generation {r['generation_s']:.0f} s -> {r['total_min']} min", flush=True)
-    if args.experiments and Path(args.out).exists():          # the other experiments' estimates are kept
-        rows = [r for r in load_json(args.out)['rows'] if r['experiment'] not in names] + rows
+    if Path(args.out).exists():                               # the other experiments' and presets' estimates are kept
+        rows = [r for r in load_json(args.out)['rows'] if (r['experiment'], r.get('preset', 'gpu')) not in todo] + rows
     save_json(dict(benchmark=__doc__.splitlines()[0], h100=H100, assume=ASSUME, dispatch_s=dispatch_s, rows=rows,
                    env=environment(torch.device('cpu'))), args.out)
     print('written:', args.out)

@@ -636,17 +636,19 @@ def format_curve(curve):
     return '\n'.join('  '.join(c.rjust(n) for c, n in zip(r, w)) for r in rows)
 
 # %% ../nbs/00_core.ipynb #0066fbcd
-def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json'):
-    "One line per experiment of `names`: its `gpu` preset's updates and estimated minutes on one H100, from `benchmarks/gpu_time.py`'s `path`."
-    rows = {r['experiment']: r for r in load_json(path)['rows']}
+def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json', preset='gpu'):
+    "One line per experiment of `names`: its `preset`'s updates and estimated minutes on one H100, from `benchmarks/gpu_time.py`'s `path`."
+    rows = {(r['experiment'], r.get('preset', 'gpu')): r for r in load_json(path)['rows']}
+    rerun = lambda name: f"run benchmarks/gpu_time.py --experiments {name} --presets {preset}"
     def line(name):
-        if name not in rows: raise UsageError(f"{path} has no estimate for {name}: run benchmarks/gpu_time.py --experiments {name}")
-        r, preset = rows[name], json.loads(json.dumps(get_experiment(name).presets['gpu']))   # as JSON wrote it
-        if r['config'] != preset: raise UsageError(f"{path} estimated another gpu preset of {name}: run benchmarks/gpu_time.py --experiments {name}")
+        if (name, preset) not in rows: raise UsageError(f"{path} has no estimate for {name} at its {preset} preset: {rerun(name)}")
+        r, config = rows[name, preset], json.loads(json.dumps(get_experiment(name).presets[preset]))   # as JSON wrote it
+        if r['config'] != config: raise UsageError(f"{path} estimated another {preset} preset of {name}: {rerun(name)}")
         build = f", {r['data_build']['s'] / 60:.1f} min of it building the data" if r['data_build'] else ''
-        return (f"{name}: {r['updates']:,} updates of {r['batch_size']} at {r['update_s'] * 1e3:.1f} ms, "
+        return (f"{name}{'' if preset == 'gpu' else f' ({preset})'}: {r['updates']:,} updates of {r['batch_size']} at {r['update_s'] * 1e3:.1f} ms, "
                 f"{'at most ' if r['bound'] else ''}{r['total_min']:.1f} min{build}")
     return '\n'.join(map(line, names))
+
 
 # %% ../nbs/00_core.ipynb #c2100abb
 def prefix_parity_batch(n, length, gen=None):

@@ -279,9 +279,10 @@ RECURRENT = dict(
     sort=dict(ci=_ci | dict(task='sort', length=5, vocab=10, eval_size=40),
               cpu=_cpu | dict(task='sort', length=16, vocab=64, test_steps=(1, 2, 4, 8, 16, 32, 64)),
               gpu=_gpu | dict(task='sort', length=32, vocab=100, eval_size=2000, eval_batch=500, updates=30000, eval_every=3000, test_steps=(1, 2, 4, 8, 16, 32, 64, 160))))
-CURE = dict(recall='input', norm=True, train_steps=8)     # 'cpu-cured': the cpu preset cured of overthinking (see the probes of a cure)
-RECURRENT['paths']['cpu-cured'] = RECURRENT['paths']['cpu'] | CURE | dict(test_steps=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32))
-RECURRENT['sort']['cpu-cured'] = RECURRENT['sort']['cpu'] | CURE
+CURE = dict(recall='input', norm=True, train_steps=8)     # '<cpu|gpu>-cured': the preset cured of overthinking (see the probes of a cure)
+for scale in ('cpu', 'gpu'):
+    RECURRENT['paths'][f'{scale}-cured'] = RECURRENT['paths'][scale] | CURE | dict(test_steps=(1, 2, 3, 4, 6, 8, 12, 16, 24, 32))
+    RECURRENT['sort'][f'{scale}-cured'] = RECURRENT['sort'][scale] | CURE
 
 for task, presets in RECURRENT.items():
     for model in ('recurrent', 'longer', 'deep'):
