@@ -263,7 +263,8 @@ def recurrence_setup(cfg):
 def matched(p:dict, model:str) -> dict:
     "The preset of baseline `model` ('longer' or 'deep') for the recurrent model's preset `p`, with as many training FLOPs."
     rec = RecurrenceConfig(**p)
-    q = {k: v for k, v in p.items() if k not in ('min_steps', 'window', 'recall', 'norm')} | dict(train_steps=1, test_steps=(1,)) | (dict(n_layers=rec.n_layers + rec.train_steps - 1) if model == 'deep' else {})
+    plain = {k: v for k, v in p.items() if k not in ('min_steps', 'window', 'recall', 'norm')}     # how the top block repeats: a baseline has none of it
+    q = plain | dict(train_steps=1, test_steps=(1,)) | (dict(n_layers=rec.n_layers + rec.train_steps - 1) if model == 'deep' else {})
     updates = round(rec.updates * update_flops(rec) / update_flops(RecurrenceConfig(**q)))
     scale = updates / rec.updates
     return q | dict(updates=updates, eval_every=max(1, round(rec.eval_every * scale)), ckpt_every=max(1, round(rec.ckpt_every * scale)))
