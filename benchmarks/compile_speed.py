@@ -8,9 +8,11 @@ seconds are recorded. A family whose compiled model fails is recorded with the e
 Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...] [--updates 10] [--warmup 3] [--repeats 3]
                                           [--device cuda] [--threads N] [--out nbs/results/compile-speed-cpu.json]
 """
-import argparse, statistics, time
+import argparse, dataclasses, statistics, time
 import torch
-from ttc_nb.core import compiled, default_device, environment, fit, get_experiment, save_json, seed_everything
+from ttc_nb.files import save_json
+from ttc_nb.train import compiled, default_device, fit, seed_everything
+from ttc_nb.runs import environment, get_experiment
 from ttc_nb.cli import load_modules
 
 FAMILIES = ('prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'looped-linear',
@@ -23,8 +25,8 @@ def measure(name, preset, args, device, compile_):
     seed_everything(cfg.seed)
     s = exp.setup(cfg)
     if compile_: compiled(s.model)
-    train = lambda updates: fit(s.model, s.sample, s.loss, updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip, log_every=updates + 1,
-                                device=device, quiet=True)
+    train = lambda updates: fit(s.model, s.sample, s.loss, dataclasses.replace(cfg, updates=updates), log_every=updates + 1,
+                                device=device, quiet=True, curriculum=s.curriculum)
     t0 = time.perf_counter(); train(args.warmup); warm = time.perf_counter() - t0
     times = []
     for _ in range(args.repeats):

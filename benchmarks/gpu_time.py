@@ -37,8 +37,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.flop_counter import flop_registry
-from ttc_nb.core import (EXPERIMENTS, _objective, _schedule, _step, compute_curve, environment, get_experiment, load_checkpoint,
-                         load_json, save_json, seed_everything)
+from ttc_nb.protocol import compute_curve
+from ttc_nb.files import load_checkpoint, load_json, save_json
+from ttc_nb.train import Objective, lr_schedule, train_step, seed_everything
+from ttc_nb.runs import EXPERIMENTS, environment, get_experiment
 from ttc_nb.cli import load_modules
 
 H100 = dict(name='NVIDIA H100 SXM5', bf16_flops_per_s=989e12, bytes_per_s=3.35e12, host_cores=16)
@@ -107,15 +109,15 @@ def batches_per_set(name, real, s):
 
 def update_cost(s, cfg, dispatch_s, points):
     "Mean H100-model seconds of one update, and of drawing its batch here, over the training points `points`."
-    net = _objective(s.model, s.loss, torch.device('cpu'))
+    net = Objective(s.model, s.loss)
     opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd, foreach=True)   # as on CUDA
-    sched, gen = _schedule(opt, cfg.updates, cfg.warmup, cfg.schedule), torch.Generator().manual_seed(cfg.seed)
+    sched, gen = lr_schedule(opt, cfg.updates, cfg.warmup, cfg.schedule), torch.Generator().manual_seed(cfg.seed)
     draw = (lambda i: s.sample(gen, i)) if 'update' in inspect.signature(s.sample).parameters else (lambda i: s.sample(gen))
-    _step(net, opt, sched, draw(0), cfg.clip, False)          # the optimiser's state exists from the first update on
+    train_step(net, opt, sched, draw(0), cfg.clip, False)          # the optimiser's state exists from the first update on
     recs = []
     for i in points:
         t0 = time.perf_counter(); batch = draw(i); sample_s = time.perf_counter() - t0
-        with Count() as c: _step(net, opt, sched, batch, cfg.clip, False)
+        with Count() as c: train_step(net, opt, sched, batch, cfg.clip, False)
         recs.append(c.record(dispatch_s) | dict(update=i, sample_s=round(sample_s, 5)))
     return recs
 

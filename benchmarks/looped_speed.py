@@ -14,7 +14,9 @@ Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/lo
 """
 import argparse, importlib, statistics, sys, time
 import torch
-from ttc_nb.core import fit, environment, save_json
+from ttc_nb.files import save_json
+from ttc_nb.train import TrainConfig, fit
+from ttc_nb.runs import environment
 from ttc_nb.looped import looped_setup, LoopedConfig
 
 CONFIGS = dict(cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),
@@ -28,7 +30,7 @@ def ours(c, device, variant=None):
     loss = s.loss
     if variant == 'compiled': s.model.f = torch.compile(s.model.f)
     if variant == 'bf16': loss = lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(s.loss)(m, b)
-    return lambda n: fit(s.model, s.sample, loss, n, lr=1e-4, wd=0., device=device, quiet=True)
+    return lambda n: fit(s.model, s.sample, loss, TrainConfig(updates=n, lr=1e-4, wd=0.), device=device, quiet=True, curriculum=True)
 
 def flops(c) -> float:
     """Matrix-product FLOPs of one training step of batch 64: per loop and prompt, the block's linear maps (12 C^2 weights per token)

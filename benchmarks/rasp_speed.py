@@ -7,7 +7,8 @@ Usage: python benchmarks/rasp_speed.py [--out nbs/results/rasp/speed.json] [--re
 import argparse, statistics, time
 import numpy as np
 from ttc_nb.rasp_lang import Program, SORT
-from ttc_nb.core import environment, save_json
+from ttc_nb.files import save_json
+from ttc_nb.runs import environment
 
 
 def median_s(f, reps):

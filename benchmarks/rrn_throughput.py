@@ -11,9 +11,12 @@ Writes JSON.
 Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE ...] [--updates 10] [--repeats 5]
                                            [--compile] [--eval-batches 25,50,250] [--device cuda] [--threads N] [--out ...]
 """
-import argparse, statistics, time
+import argparse, dataclasses, statistics, time
 import torch
-from ttc_nb.core import default_device, environment, fit, get_experiment, save_json, stepwise_cross_entropy
+from ttc_nb.losses import stepwise_cross_entropy
+from ttc_nb.files import save_json
+from ttc_nb.train import default_device, fit
+from ttc_nb.runs import environment, get_experiment
 from ttc_nb import rrn
 from ttc_nb.rrn import RRN
 
@@ -35,7 +38,7 @@ def measure(preset, args, device, compiled=False):
     n = model.n
     batch = (torch.randint(0, n + 1, (cfg.batch_size, n * n)), torch.randint(0, n, (cfg.batch_size, n * n)))
     loss = training_loss(cfg)
-    train = lambda updates: fit(model, lambda gen: batch, loss, updates, lr=cfg.lr, wd=cfg.wd, clip=cfg.clip,
+    train = lambda updates: fit(model, lambda gen: batch, loss, dataclasses.replace(cfg, updates=updates),
                                 log_every=updates + 1, device=device, quiet=True)
     t0 = time.perf_counter()
     train(args.warmup)                   # with --compile, the compilation happens here

@@ -6,7 +6,8 @@ Usage: python benchmarks/sudoku_build.py [--preset cpu] [--workers 1,0] [--out n
 """
 import argparse, tempfile, time
 import torch
-from ttc_nb.core import environment, get_experiment, save_json
+from ttc_nb.files import save_json
+from ttc_nb.runs import environment, get_experiment
 from ttc_nb.rrn import band
 from ttc_nb.sudoku import _cores, splits
 

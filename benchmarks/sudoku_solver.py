@@ -7,7 +7,8 @@ Usage: python benchmarks/sudoku_solver.py [--out nbs/results/sudoku/solver_bench
 """
 import argparse, statistics, time
 from ttc_nb.sudoku import HARD, solve, count_solutions, is_solution, parse
-from ttc_nb.core import environment, save_json
+from ttc_nb.files import save_json
+from ttc_nb.runs import environment
 
 def measure(name, puzzle, reps):
     "Median and longest seconds of `reps` solves of `puzzle`, each solution verified."

@@ -10,7 +10,14 @@ TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--np
 # One script, run by one process on the whole batch or by two on its halves: 3 updates of the prefix-parity network.
 SCRIPT = '''
 import sys, torch
-from ttc_nb.core import *
+from ttc_nb.protocol import *
+from ttc_nb.losses import *
+from ttc_nb.files import *
+from ttc_nb.plots import *
+from ttc_nb.processes import *
+from ttc_nb.train import *
+from ttc_nb.runs import *
+from ttc_nb.prefix_parity import *
 rank, size = world()
 half = sys.argv[2] == 'half'
 def sample(gen, update):                       # the same 32 strings at each update, split between the processes
@@ -19,7 +26,7 @@ def sample(gen, update):                       # the same 32 strings at each upd
     return x[rank * n:(rank + 1) * n], y[rank * n:(rank + 1) * n]
 seed_everything(0)
 net = PrefixParityNet(8)
-fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]), 3, log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True)
+fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]), TrainConfig(updates=3), log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True, curriculum=True)
 leave()
 '''
 
@@ -29,7 +36,7 @@ def one_update_params(tmp_path, how, launcher):
     r = subprocess.run([*launcher, str(tmp_path/'dp.py'), str(out), 'half' if how == 'first-half' else 'all'],
                        capture_output=True, text=True, env=ENV, timeout=300)
     assert r.returncode == 0, r.stderr
-    return torch.load(out/'checkpoint.pt', weights_only=False)['model'], [r['loss'] for r in records(out)]
+    return torch.load(out/'checkpoint.pt', weights_only=True)['model'], [r['loss'] for r in records(out)]
 
 def test_two_half_batches_update_as_one_whole_batch(tmp_path):
     whole, whole_losses = one_update_params(tmp_path, 'whole', [sys.executable])

@@ -9,10 +9,13 @@ from conftest import ROOT
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--disable-quic']
-NOTEBOOK_PAGES = {'index': 'ttc_nb', 'core': 'Core: the test-time-compute machinery', 'cli': 'The ttc command line',
+NOTEBOOK_PAGES = {'index': 'ttc_nb', 'protocol': 'The protocol: models that can think longer', 'losses': 'Losses: making every iteration count',
+                  'files': 'Files that survive a kill', 'plots': 'Plots', 'processes': 'Processes: stopping on time, and training in many',
+                  'train': 'Training: one loop for every experiment', 'runs': 'Runs: experiments, presets and run directories',
+                  'prefix_parity': 'Prefix parity: thinking longer on longer strings', 'cli': 'The ttc command line',
                   'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph',
                   'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',
-                  'rasp': 'RASP: Thinking Like Transformers', 'rasp_lang': 'The RASP language',
+                  'rasp': 'RASP: Thinking Like Transformers', 'rasp_grammar': 'The RASP grammar', 'rasp_lang': 'The RASP language',
                   'rasp_analysis': 'How many layers and heads', 'transformer': 'Transformer blocks',
                   'rasp_train': 'Transformers that follow RASP programs', 'looped': 'Looped transformers',
                   'pgadj': 'Learned adjacencies'}

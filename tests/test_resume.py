@@ -35,7 +35,7 @@ def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path):
         out = tmp_path/f'killed{seed}'
         reached = kill_mid_training(args, out, seed)
         assert reached < 300
-        ck = torch.load(out/'checkpoint.pt', weights_only=False)['update']
+        ck = torch.load(out/'checkpoint.pt', weights_only=True)['update']
         r = ttc('run', name, '--out', out, '--resume')
         assert r.returncode == 0, r.stderr
         assert records(out) == records(ref), f'killed at update {reached}, checkpoint {ck}'

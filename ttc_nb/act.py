@@ -12,7 +12,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 import torch, torch.nn as nn, torch.nn.functional as F
-from .core import (Thoughts, TrainConfig, Setup, Experiment, register, exact, IGNORE, ensure_run)
+from .protocol import Thoughts, exact, IGNORE
+from .train import TrainConfig
+from .runs import Setup, Experiment, register, ensure_run
 
 # %% ../nbs/10_act.ipynb #7c9b0980
 def halting_probs(h, eps=0.01):

@@ -8,10 +8,12 @@ __all__ = ['SOLVERS', 'BACKWARDS', 'Solution', 'relative_residual', 'solve', 'im
            'gradient_agreement', 'DEQConfig', 'pretraining', 'deq_setup']
 
 # %% ../nbs/42_deq.ipynb #8a0cb9df
-import math
+import math, dataclasses
 from dataclasses import dataclass
 import torch, torch.nn.functional as F
-from .core import Thoughts, Experiment, register, progressive_loss
+from .protocol import Thoughts
+from .losses import progressive_loss
+from .runs import Experiment, register
 from .rrn import RRN, SudokuConfig, sudoku_setup
 
 # %% ../nbs/42_deq.ipynb #e28035e1
@@ -273,8 +275,7 @@ def deq_setup(cfg:DEQConfig):
                    max(cfg.test_steps), cfg.fallback or None, cfg.memory or None, cfg.forget_max)
     s = sudoku_setup(cfg, model, deq_loss(cfg.backward, cfg.train_steps, cfg.back_iters, cfg.jac_reg, cfg.phantom_steps, cfg.phantom_lam,
                                           cfg.corrections, cfg.rho_reg, cfg.rho_max, pretrain_steps=cfg.pretrain_steps))
-    if cfg.pretrain: s.sample = pretraining(s.sample, cfg.pretrain)
-    return s
+    return dataclasses.replace(s, sample=pretraining(s.sample, cfg.pretrain), curriculum=True) if cfg.pretrain else s
 
 # %% ../nbs/42_deq.ipynb #cd9b1fbe
 _curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)

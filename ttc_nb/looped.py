@@ -15,7 +15,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
 from pathlib import Path
-from .core import TrainConfig, Setup, Experiment, register, Recurrent, Thoughts, load_run, load_json, save_json
+from .protocol import Recurrent, Thoughts
+from .files import load_json, save_json
+from .train import TrainConfig
+from .runs import Setup, Experiment, register, load_run
 from .transformer import TransformerConfig, Block, MLP, Positions
 
 # %% ../nbs/30_looped.ipynb #66114f1d
@@ -169,7 +172,7 @@ def looped_setup(cfg:LoopedConfig) -> Setup:
     test = [(interleave(x[i:i + cfg.eval_batch], y[i:i + cfg.eval_batch]), y[i:i + cfg.eval_batch]) for i in range(0, len(x), cfg.eval_batch)]
     metrics = {'err': lambda pred, y: (pred[:, -1] - y[:, -1]) ** 2 / scale,      # at the last position: k = n - 1 examples
                'err_all': lambda pred, y: ((pred - y) ** 2).mean(1) / scale}      # averaged over k = 0, ..., n - 1
-    return Setup(model, sample, lambda m, b: looped_loss(m, b, cfg.window), evals={'test': test}, metrics=metrics)
+    return Setup(model, sample, lambda m, b: looped_loss(m, b, cfg.window), evals={'test': test}, metrics=metrics, curriculum=True)
 
 # %% ../nbs/30_looped.ipynb #ac0a38ff
 GPU_LOOPS = {'linear': (30, 20), 'noisy_linear': (30, 20), 'sparse_linear': (20, 10), 'tree': (70, 15), 'relu2nn': (12, 5)}   # b, T

@@ -9,10 +9,11 @@ __all__ = ['ESTIMATORS', 'BASELINES', 'CREDITS', 'gumbel_top_k', 'plackett_luce_
            'pgadj_setup', 'neighbour_probs', 'plot_neighbours']
 
 # %% ../nbs/43_pgadj.ipynb #e7d09271
-import math
+import math, dataclasses
 from dataclasses import dataclass
 import torch, torch.nn as nn, torch.nn.functional as F
-from .core import Thoughts, Experiment, register
+from .protocol import Thoughts
+from .runs import Experiment, register
 from .transformer import TransformerConfig, Block, Positions
 from .rrn import RRN, SudokuConfig, sudoku_setup
 
@@ -212,8 +213,8 @@ def annealed(sample, model:LearnedGraphRRN, prior:float, updates:int):
 def pgadj_setup(cfg:PGAdjConfig):
     "The network, its surrogate loss, training batches, held-out sets and metrics of `cfg`."
     s = sudoku_setup(cfg, pgadj_model(cfg), pgadj_loss(cfg.train_steps, cfg.baseline, cfg.samples, cfg.credit))
-    if cfg.prior_updates: s.sample = annealed(s.sample, s.model, cfg.prior, cfg.prior_updates)
-    return s
+    if not cfg.prior_updates: return s
+    return dataclasses.replace(s, sample=annealed(s.sample, s.model, cfg.prior, cfg.prior_updates), curriculum=True)
 
 # %% ../nbs/43_pgadj.ipynb #9587ff74
 register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's neighbours for the recurrent relational network, trained by the score-function estimator with straight-through weights",

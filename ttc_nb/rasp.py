@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['tokens', 'indices', 'length', 'PREDICATES', 'EQ', 'NEQ', 'LT', 'LEQ', 'GT', 'GEQ', 'TRUE', 'FALSE', 'RASPError',
            'as_values', 'Node', 'evaluate', 'SOp', 'Tokens', 'Indices', 'Length', 'Full', 'sop', 'Map', 'sop_map',
-           'zipmap', 'Selector', 'Select', 'SelectorOp', 'select', 'and_', 'or_', 'not_', 'Aggregate', 'SelectorWidth',
+           'zipmap', 'Selector', 'Select', 'SelectorOp', 'and_', 'or_', 'not_', 'Aggregate', 'SelectorWidth',
            'aggregate', 'selector_width']
 
 # %% ../nbs/20_rasp.ipynb #aabc857b
@@ -166,8 +166,6 @@ class SelectorOp(Selector):
         if not all(isinstance(c, Selector) for c in children): raise RASPError(f"only selectors combine with selectors, got {children}")
         self.f, self.children = f, children
     def compute(self, args, xs): return self.f(*args)
-
-def select(keys, queries, predicate): return Select(keys, queries, predicate)
 
 def and_(a, b):
     "a and b: of two selectors, a selector; of two s-ops (or constants), an s-op."

@@ -14,8 +14,10 @@ import hashlib, heapq, json, math
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np, torch, torch.nn as nn
-from .core import (Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, atomic_write,
-                         IGNORE, MetricsLog, ensure_run, load_run, load_json, save_json, get_experiment)
+from .protocol import Recurrent, accuracy, exact, IGNORE
+from .files import atomic_write, MetricsLog, load_json, save_json
+from .train import TrainConfig
+from .runs import Setup, Experiment, register, ensure_run, load_run, get_experiment
 from .transformer import TransformerConfig, Block, Positions
 from .rrn import rrn_loss
 

@@ -11,8 +11,11 @@ __all__ = ['mlp', 'message_sum', 'RRN', 'rrn_loss', 'legal_grid', 'relabel', 'sa
 import math
 from dataclasses import dataclass
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
-from .core import (Recurrent, TrainConfig, Setup, Experiment, register, accuracy, exact, stepwise_cross_entropy,
-                         progressive_loss, atomic_write)
+from .protocol import Recurrent, accuracy, exact
+from .losses import stepwise_cross_entropy, progressive_loss
+from .files import atomic_write
+from .train import TrainConfig
+from .runs import Setup, Experiment, register
 from .sudoku import BANDS, geometry, splits
 
 # %% ../nbs/41_rrn.ipynb #505ae6d6

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import NamedTuple
 import numpy as np, torch
 from fastprogress.fastprogress import progress_bar
-from .core import atomic_write, command, UsageError, _quiet
+from .files import atomic_write
+from .train import quiet_default
+from .runs import command, UsageError
 
 # %% ../nbs/40_sudoku.ipynb #c3e1acb8
 class Geometry(NamedTuple):
@@ -303,7 +305,7 @@ def _build_sets(sets, workers, quiet):
 
 def _sets(params, cache_dir, quiet, workers):
     "The sets of `params`: those in `cache_dir` read back, the others built together and written there atomically."
-    for d in _build_sets([p for p in params if not _path(p, cache_dir).exists()], workers, _quiet() if quiet is None else quiet):
+    for d in _build_sets([p for p in params if not _path(p, cache_dir).exists()], workers, quiet_default() if quiet is None else quiet):
         atomic_write(_path(d['params'], cache_dir), lambda f: torch.save(d, f))
     return [torch.load(_path(p, cache_dir), weights_only=True) for p in params]
 
