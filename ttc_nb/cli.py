@@ -9,7 +9,7 @@ __all__ = ['load_modules', 'Parser', 'cmd_list', 'cmd_run', 'cmd_eval', 'cmd_rep
 import os, re, sys, json, time, argparse, importlib, pkgutil
 from pathlib import Path
 import ttc_nb
-from .files import load_json
+from .files import load_json, UnsafeCheckpoint
 from .processes import Stop, Stopped, world, leave
 from .runs import (EXPERIMENTS, COMMANDS, UsageError, get_experiment, run_experiment, evaluate_run, report,
                          format_curve, _run_dir, _saved_run)
@@ -129,7 +129,7 @@ def main(argv=None):
     args = parser().parse_args(argv)
     args.started, args.argv = started, list(sys.argv[1:] if argv is None else argv)
     try: code = args.func(args)
-    except UsageError as e: _exit2(f'ttc: error: {e}')
+    except (UsageError, UnsafeCheckpoint) as e: _exit2(f'ttc: error: {e}')
     except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)
     leave()                          # torchrun's processes leave together
     return code

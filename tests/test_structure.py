@@ -1,0 +1,144 @@
+"The library's shape: imports flow one way without a cycle, no public name shadows a builtin or is exported twice, and the notebooks test what they export."
+import ast, builtins, json, re, sys
+from pathlib import Path
+import pytest
+from conftest import ROOT
+
+LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
+
+# The layers, bottom up. A module imports only modules of lower layers, or earlier ones in its own foundation layer;
+# a method imports another method only where it builds on it (BUILDS_ON).
+FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'prefix_parity']
+BLOCKS = ['transformer', 'sudoku', 'sudoku_task']
+METHODS = ['act', 'rasp', 'rasp_grammar', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence']
+TOP = ['cli']
+BUILDS_ON = {'deq': {'rrn'}, 'pgadj': {'rrn'},                                    # both are the RRN with another graph or solver
+             'rasp_grammar': {'rasp'}, 'rasp_lang': {'rasp', 'rasp_grammar'},     # the RASP passes, in order
+             'rasp_analysis': {'rasp', 'rasp_lang'}, 'rasp_train': {'rasp', 'rasp_lang', 'rasp_analysis'}}
+
+def modules(lib=LIB):
+    return sorted(p.stem for p in lib.glob('*.py') if not p.stem.startswith('_'))
+
+def imports(path):
+    "The ttc_nb modules that the module at `path` imports, at any depth of its code (function bodies included)."
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            mod = node.module or ''
+            if node.level == 1: out |= {mod.split('.')[0]} if mod else {a.name for a in node.names}
+            elif mod == 'ttc_nb': out |= {a.name for a in node.names}
+            elif mod.startswith('ttc_nb.'): out.add(mod.split('.')[1])
+        elif isinstance(node, ast.Import):
+            out |= {a.name.split('.')[1] for a in node.names if a.name.startswith('ttc_nb.')}
+    return out
+
+def graph(lib=LIB): return {m: imports(lib/f'{m}.py') & set(modules(lib)) - {m} for m in modules(lib)}   # a worker process's import of its own module is no edge
+
+def cycle(g):
+    "A cycle of the directed graph `g` as a list of nodes, or None."
+    state, stack = {}, []
+    def visit(n):
+        state[n] = 'open'; stack.append(n)
+        for m in sorted(g.get(n, ())):
+            if state.get(m) == 'open': return stack[stack.index(m):] + [m]
+            if m not in state and (c := visit(m)): return c
+        state[n] = 'done'; stack.pop()
+    for n in sorted(g):
+        if n not in state and (c := visit(n)): return c
+
+def layer_violations(g):
+    "Imports against the layers' direction, as 'a -> b' strings."
+    rank = {m: (0, i) for i, m in enumerate(FOUNDATIONS)} | {m: (1, 0) for m in BLOCKS} | {m: (2, 0) for m in METHODS} | {m: (3, 0) for m in TOP}
+    bad = []
+    for a, bs in g.items():
+        for b in bs:
+            ok = rank[b] < rank[a] or (a == 'sudoku_task' and b == 'sudoku')
+            if rank[a][0] == rank[b][0] == 2: ok = b in BUILDS_ON.get(a, set())
+            if not ok: bad.append(f'{a} -> {b}')
+    return sorted(bad)
+
+def test_every_module_has_a_layer():
+    assert set(modules()) - set(FOUNDATIONS + BLOCKS + METHODS + TOP) == set()
+
+def test_import_graph_has_no_cycle():
+    assert cycle(graph()) is None
+
+def test_imports_flow_one_way():
+    assert layer_violations(graph()) == []
+
+def test_the_checks_fail_on_a_cycle_and_on_an_import_upwards(tmp_path):
+    (tmp_path/'protocol.py').write_text('from .train import fit\n')
+    (tmp_path/'train.py').write_text('def f():\n    from ttc_nb.protocol import Recurrent\n')   # a lazy import counts too
+    (tmp_path/'act.py').write_text('import ttc_nb.looped\n')
+    (tmp_path/'looped.py').write_text('')
+    g = graph(tmp_path)
+    assert cycle(g) in (['protocol', 'train', 'protocol'], ['train', 'protocol', 'train'])
+    assert layer_violations(g) == ['act -> looped', 'protocol -> train']
+
+def public_names():
+    "{module: its __all__}, read from the source without importing."
+    out = {}
+    for m in modules():
+        tree = ast.parse((LIB/f'{m}.py').read_text())
+        alls = [n.value for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, 'id', '') == '__all__' for t in n.targets)]
+        out[m] = set(ast.literal_eval(alls[0])) if alls else set()
+    return out
+
+def test_no_public_name_shadows_a_builtin_or_a_module():
+    taken = set(dir(builtins)) | set(sys.stdlib_module_names) | {'torch', 'numpy', 'np', 'nn', 'F', 'ttc_nb'}
+    assert {m: sorted(ns & taken) for m, ns in public_names().items() if ns & taken} == {}
+
+def test_no_public_name_is_exported_twice():
+    seen = {}
+    for m, ns in public_names().items():
+        for n in ns: seen.setdefault(n, []).append(m)
+    assert {n: ms for n, ms in seen.items() if len(ms) > 1} == {}
+
+def test_methods_import_rrn_only_for_the_network():
+    "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`, never from `rrn`."
+    for m in ('deq', 'pgadj'):
+        names = {a.name for node in ast.walk(ast.parse((LIB/f'{m}.py').read_text()))
+                 if isinstance(node, ast.ImportFrom) and (node.module or '').endswith('rrn') for a in node.names}
+        assert names <= {'RRN'}, (m, names)
+
+# Tests beside the code: an export cell that defines names is followed by a code cell that uses one of them.
+def _defined(src):
+    "Names a cell's top-level statements define (a cell that only calls, say `register(...)`, defines none); None for a cell of imports only."
+    try: tree = ast.parse(src)
+    except SyntaxError: return set()
+    body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+    if not body: return None
+    names = set()
+    for n in body:
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)): names.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                names |= {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
+    return names
+
+def coverage(nbs=NBS):
+    "(export cells that define names, those followed by a code cell that uses one of them, the uncovered as 'notebook: names')."
+    total, covered, missing = 0, 0, []
+    for nb in sorted(nbs.glob('*.ipynb')):
+        code = [''.join(c['source']) for c in json.loads(nb.read_text())['cells'] if c['cell_type'] == 'code']
+        for i, src in enumerate(code):
+            if not re.match(r'#\|\s*export', src): continue
+            names = _defined(re.sub(r'^#\|.*$', '', src, flags=re.M))
+            if not names: continue
+            total += 1
+            nxt = code[i + 1] if i + 1 < len(code) else ''
+            if not re.match(r'#\|\s*export', nxt) and any(re.search(rf'\b{re.escape(n)}\b', nxt) for n in names): covered += 1
+            else: missing.append(f'{nb.name}: {", ".join(sorted(names))[:80]}')
+    return total, covered, missing
+
+def test_at_least_90_percent_of_export_cells_are_followed_by_their_test():
+    total, covered, missing = coverage()
+    print(f'{covered} of {total} export cells are followed by a cell that uses what they define')
+    assert covered >= 0.9 * total, '\n'.join(missing)
+
+def test_coverage_counts_only_a_following_cell_that_uses_the_definition(tmp_path):
+    cell = lambda s: dict(cell_type='code', source=s)
+    nb = dict(cells=[cell('#| export\nimport os'), cell('#| export\ndef f(): pass'), cell('f()'),
+                     cell('#| export\ndef g(): pass'), cell('#| export\nh = 1'), dict(cell_type='markdown', source='g'), cell('print(2)')])
+    (tmp_path/'x.ipynb').write_text(json.dumps(nb))
+    assert coverage(tmp_path) == (3, 1, ['x.ipynb: g', 'x.ipynb: h'])
