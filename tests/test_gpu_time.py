@@ -24,9 +24,9 @@ def test_host_and_gpu_overlap():
     assert c.seconds(1e-6) == pytest.approx(max(1e-3, 100e-6 + 50 * gpu_time.ASSUME['launch_s']))
 
 def test_worst_case_configs():
-    assert gpu_time.measured('act-logic', EXPERIMENTS['act-logic'].config('gpu')).halt_bias == -30.
-    assert gpu_time.measured('sudoku-deq', EXPERIMENTS['sudoku-deq'].config('gpu')).tol == 0.
-    rrn = gpu_time.measured('sudoku-rrn', EXPERIMENTS['sudoku-rrn'].config('gpu'))
+    assert gpu_time.measured(EXPERIMENTS['act-logic'], EXPERIMENTS['act-logic'].config('gpu')).halt_bias == -30.
+    assert gpu_time.measured(EXPERIMENTS['sudoku-deq'], EXPERIMENTS['sudoku-deq'].config('gpu')).tol == 0.
+    rrn = gpu_time.measured(EXPERIMENTS['sudoku-rrn'], EXPERIMENTS['sudoku-rrn'].config('gpu'))
     assert (rrn.train_size, rrn.valid_size, rrn.test_size) == (512, rrn.eval_batch, rrn.eval_batch)
 
 def test_an_act_network_pondering_to_its_limit_costs_more():
