@@ -12,6 +12,7 @@ FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-ne
 NOTEBOOK_PAGES = {'index': 'ttc_nb', 'protocol': 'The protocol: models that can think longer', 'losses': 'Losses: making every iteration count',
                   'files': 'Files that survive a kill', 'plots': 'Plots', 'processes': 'Processes: stopping on time, and training in many',
                   'train': 'Training: one loop for every experiment', 'runs': 'Runs: experiments, presets and run directories',
+                  'tables': 'Tables: results read from their runs',
                   'prefix_parity': 'Prefix parity: thinking longer on longer strings', 'cli': 'The ttc command line',
                   'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph',
                   'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',

@@ -8,7 +8,7 @@ LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
 
 # The layers, bottom up. A module imports only modules of lower layers, or earlier ones in its own foundation layer;
 # a method imports another method only where it builds on it (BUILDS_ON).
-FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'prefix_parity']
+FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'tables', 'prefix_parity']
 BLOCKS = ['transformer', 'sudoku', 'sudoku_task']
 METHODS = ['act', 'rasp', 'rasp_grammar', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence']
 TOP = ['cli']
