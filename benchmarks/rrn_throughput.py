@@ -13,17 +13,11 @@ Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE 
 """
 import argparse, dataclasses, statistics, time
 import torch
-from ttc_nb.losses import stepwise_cross_entropy
+from ttc_nb.losses import stepwise_progressive_loss
 from ttc_nb.files import save_json
 from ttc_nb.train import default_device, fit
 from ttc_nb.runs import environment, get_experiment
-from ttc_nb import rrn
 from ttc_nb.rrn import RRN
-
-def training_loss(cfg):
-    "The preset's loss; the stepwise loss for the code of commits before `rrn_loss` (8c16fe1 and older), to time them the same way."
-    if hasattr(rrn, 'rrn_loss'): return rrn.rrn_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
-    return lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1])
 
 def network(preset, args):
     "The config of `preset` with the `--set` overrides, and its network, seeded."
@@ -37,7 +31,7 @@ def measure(preset, args, device, compiled=False):
     if compiled: model.step = torch.compile(model.step)
     n = model.n
     batch = (torch.randint(0, n + 1, (cfg.batch_size, n * n)), torch.randint(0, n, (cfg.batch_size, n * n)))
-    loss = training_loss(cfg)
+    loss = stepwise_progressive_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
     train = lambda updates: fit(model, lambda gen: batch, loss, dataclasses.replace(cfg, updates=updates),
                                 log_every=updates + 1, device=device, quiet=True)
     t0 = time.perf_counter()
@@ -51,7 +45,7 @@ def measure(preset, args, device, compiled=False):
         times.append((time.perf_counter() - t0) / args.updates)
     s = statistics.median(times)
     return dict(preset=preset, overrides=args.set, compile=compiled, box=list(cfg.box), hidden=cfg.hidden,
-                mlp_layers=cfg.mlp_layers, train_steps=cfg.train_steps, min_steps=getattr(cfg, 'min_steps', 0), alpha=getattr(cfg, 'alpha', 0.),
+                mlp_layers=cfg.mlp_layers, train_steps=cfg.train_steps, min_steps=cfg.min_steps, alpha=cfg.alpha,
                 batch_size=cfg.batch_size, weights=sum(p.numel() for p in model.parameters()), updates=args.updates,
                 repeats=args.repeats, warmup_s=round(warmup_s, 2), s_per_update=round(s, 5),
                 s_per_update_each=[round(t, 5) for t in times], updates_per_s=round(1 / s, 2),

@@ -6,7 +6,7 @@ the longest time per puzzle.
 Usage: python benchmarks/sudoku_solver.py [--out nbs/results/sudoku/solver_bench.json] [--reps 5]
 """
 import argparse, statistics, time
-from ttc_nb.sudoku import HARD, solve, count_solutions, is_solution, parse
+from ttc_nb.sudoku import HARD, solve_board, count_solutions, is_solution, parse_board
 from ttc_nb.files import save_json
 from ttc_nb.runs import environment
 
@@ -15,9 +15,9 @@ def measure(name, puzzle, reps):
     if count_solutions(puzzle) != 1: raise SystemExit(f'{name} does not have exactly one solution')
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter(); s = solve(puzzle); times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter(); s = solve_board(puzzle); times.append(time.perf_counter() - t0)
         if not is_solution(s, puzzle): raise SystemExit(f'wrong solution for {name}')
-    return dict(name=name, puzzle=puzzle, givens=int((parse(puzzle) > 0).sum()), reps=reps,
+    return dict(name=name, puzzle=puzzle, givens=int((parse_board(puzzle) > 0).sum()), reps=reps,
                 median_s=round(statistics.median(times), 5), max_s=round(max(times), 5))
 
 def main():

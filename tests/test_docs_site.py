@@ -14,7 +14,7 @@ NOTEBOOK_PAGES = {'index': 'ttc_nb', 'protocol': 'The protocol: models that can 
                   'train': 'Training: one loop for every experiment', 'runs': 'Runs: experiments, presets and run directories',
                   'tables': 'Tables: results read from their runs',
                   'prefix_parity': 'Prefix parity: thinking longer on longer strings', 'cli': 'The ttc command line',
-                  'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph',
+                  'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph', 'sudoku_task': 'The Sudoku task',
                   'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',
                   'rasp': 'RASP: Thinking Like Transformers', 'rasp_grammar': 'The RASP grammar', 'rasp_lang': 'The RASP language',
                   'rasp_analysis': 'How many layers and heads', 'transformer': 'Transformer blocks',

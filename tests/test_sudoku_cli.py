@@ -1,7 +1,7 @@
 "`ttc sudoku` as a user meets it: solutions on stdout, exit code 1 when there is none, one-line errors with exit code 2."
 import pytest
 from conftest import ttc
-from ttc_nb.sudoku import parse, count_solutions
+from ttc_nb.sudoku import parse_board, count_solutions
 
 INKALA = '8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4..'
 INKALA_SOLUTION = '812753649943682175675491283154237896369845721287169534521974368438526917796318452'
@@ -48,7 +48,7 @@ def test_generate_is_unique_and_deterministic():
     assert r.returncode == 0, r.stderr
     p = r.stdout.strip()
     assert len(p) == 81 and sum(ch != '0' for ch in p) == 30
-    assert count_solutions(parse(p)) == 1
+    assert count_solutions(parse_board(p)) == 1
     assert ttc('sudoku', 'generate', '--givens', '30', '--seed', '1').stdout.strip() == p
     assert ttc('sudoku', 'generate', '--givens', '30', '--seed', '2').stdout.strip() != p
 
@@ -61,4 +61,4 @@ def test_box_2x2():
     assert s.returncode == 0, s.stderr
     solution = s.stdout.strip()
     assert sorted(solution[:4]) == ['1', '2', '3', '4'] and all(a in '0' + b for a, b in zip(p, solution))
-    assert count_solutions(parse(p, (2, 2)), box=(2, 2)) == 1
+    assert count_solutions(parse_board(p, (2, 2)), box=(2, 2)) == 1

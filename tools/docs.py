@@ -16,6 +16,13 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD, SRC = ROOT/'_build', ROOT/'_build'/'src'
 KATEX = 'katex@0.16.22'
 
+
+# Prompts hidden at any width (mkdocs-jupyter's own rule is more specific than a plain class selector); code and outputs
+# wrap at spaces, and inside a word only where a word alone is wider than the page, so that no page scrolls sideways.
+SITE_CSS = """.jp-Cell .jp-InputPrompt, .jp-Cell .jp-OutputPrompt, .jp-InputArea .jp-InputPrompt, .jp-OutputArea .jp-OutputPrompt { display: none !important; }
+.jp-Cell pre, .md-typeset pre > code { white-space: pre-wrap; overflow-wrap: break-word; }
+"""
+
 def _front(nb):
     "The YAML front matter nbdev puts in a raw first cell, and the notebook without it."
     c = nb['cells'][0]
@@ -125,7 +132,7 @@ def site():
     (SRC/'api.md').write_text('\n'.join(api))
     ps = sorted(ps, key=lambda p: p[1] != 'index')
     nav = [{('Home' if page == 'index' else title): f'{page}.ipynb'} for _, page, title in ps] + [{'API': 'api.md'}]
-    (SRC/'assets'/'site.css').write_text('.jp-InputPrompt, .jp-OutputPrompt { display: none; }\n')
+    (SRC/'assets'/'site.css').write_text(SITE_CSS)
     mk = dict(site_name=cfg.title, site_description=cfg.description, docs_dir='src', site_dir=str(ROOT/cfg.doc_path),
               use_directory_urls=False, theme={'name': 'material', 'features': ['navigation.sections']}, nav=nav,
               plugins=[{'search': {}}, {'mkdocs-jupyter': {'execute': False, 'include_source': False, 'ignore_h1_titles': True,
