@@ -15,8 +15,9 @@ import numpy as np
 
 # %% ../nbs/20_rasp.ipynb #8b2a01d6
 class RASPError(ValueError):
-    "A RASP program or its input is wrong; the message says how, in RASP's terms, and `where`, when a program text is known."
-    def __init__(self, message, where:tuple=None):     # where: ('line 3, column 5', the line with a caret under the column)
+    "A RASP program or its input is wrong: the message says how, in RASP's terms, and `where`, if a text is known."
+    # where: ('line 3, column 5', the line with a caret under the column)
+    def __init__(self, message, where:tuple=None):
         self.where = where
         super().__init__(message if where is None else f"{where[0]}: {message}\n{where[1]}")
 
@@ -27,7 +28,7 @@ def _kind(x):
     return object
 
 def as_values(xs):
-    "A numpy array of `xs`: bool, int or float when every element is one (bools count as numbers beside them), else objects."
+    "A numpy array of `xs`: bool, int or float when every element is one (bools count as numbers), else objects."
     xs = list(xs)
     kinds = {_kind(x) for x in xs}
     for allowed, dtype in (({bool}, bool), ({bool, int}, np.int64), ({bool, int, float}, np.float64)):
@@ -53,11 +54,13 @@ def _compute(v:Node, args, xs):
         raise
 
 def evaluate(node, xs):
-    "The value of `node` (a list of values for a list of nodes) on the input sequence `xs` (a string is its characters): every node of the graph computed once, children first."
+    """The value of `node` (a list of values for a list of nodes) on the input sequence `xs` (a string is its
+    characters): every node of the graph computed once, children first."""
     nodes = list(node) if isinstance(node, (list, tuple)) else [node]
     if len(xs) == 0: raise RASPError('the input is empty: RASP needs at least one token')
     xs, vals, stack = as_values(xs), {}, [(v, False) for v in reversed(nodes)]
-    while stack:                                      # depth first, with a stack of its own: deep programs need no recursion
+    # depth first, with a stack of its own: deep programs need no recursion
+    while stack:
         v, expanded = stack.pop()
         if expanded: vals[v.id] = _compute(v, [vals[c.id] for c in v.children], xs)
         elif v.id not in vals:
@@ -89,7 +92,8 @@ class Full(SOp):
     def compute(self, args, xs):
         n = len(xs)
         if not isinstance(self.value, (list, tuple)): return as_values([self.value] * n)
-        if len(self.value) != n: raise RASPError(f"the list constant {list(self.value)} has {len(self.value)} elements, the input {n}")
+        if len(self.value) != n:
+            raise RASPError(f"the list constant {list(self.value)} has {len(self.value)} elements, the input {n}")
         return as_values(self.value)
 
 def sop(x):
@@ -110,8 +114,11 @@ class Map(SOp):
             with np.errstate(divide='raise', invalid='raise', over='raise'):     # 1/0 is an error, not inf
                 out = self.f(*args) if self.vectorised else as_values(self.f(*row) for row in zip(*args))
         except RASPError: raise
-        except Exception as e: raise RASPError(f"{getattr(self.f, '__name__', 'a function')} failed on the values {[a.tolist() for a in args]}: {e}") from None
-        if out.dtype == object: out = as_values(out.tolist())    # e.g. strings compared: objects that are all booleans
+        except Exception as e:
+            name = getattr(self.f, '__name__', 'a function')
+            raise RASPError(f"{name} failed on the values {[a.tolist() for a in args]}: {e}") from None
+        # e.g. strings compared: objects that are all booleans
+        if out.dtype == object: out = as_values(out.tolist())
         return out
 
 def sop_map(f, s): return Map(f, s)
@@ -121,12 +128,14 @@ def _op(f, swap=False):
     return lambda self, other: Map(f, *((other, self) if swap else (self, other)), vectorised=True)
 
 def _truth(x):
-    if x.dtype == object and all(isinstance(v, (bool, np.bool_, int, np.integer)) for v in x.tolist()): x = as_values(x.tolist())
-    if x.dtype not in (bool, np.int64): raise RASPError(f"and, or and not need booleans (or integers, 0 false), got {x.tolist()}")
+    if x.dtype == object and all(isinstance(v, (bool, np.bool_, int, np.integer)) for v in x.tolist()):
+        x = as_values(x.tolist())
+    if x.dtype not in (bool, np.int64):
+        raise RASPError(f"and, or and not need booleans (or integers, 0 false), got {x.tolist()}")
     return x.astype(bool)
 
-for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv, floordiv=operator.floordiv,
-                    mod=operator.mod, pow=operator.pow).items():
+for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv,
+                    floordiv=operator.floordiv, mod=operator.mod, pow=operator.pow).items():
     setattr(SOp, f'__{name}__', _op(f)); setattr(SOp, f'__r{name}__', _op(f, swap=True))
 for name, f in dict(eq=operator.eq, ne=operator.ne, lt=operator.lt, le=operator.le, gt=operator.gt, ge=operator.ge).items():
     setattr(SOp, f'__{name}__', _op(f))
@@ -137,7 +146,8 @@ SOp.__invert__ = lambda self: Map(lambda x: ~_truth(x), self, vectorised=True)
 SOp.__neg__ = lambda self: Map(operator.neg, self, vectorised=True)
 
 # %% ../nbs/20_rasp.ipynb #1497eb6a
-PREDICATES = {'==': operator.eq, '!=': operator.ne, '<': operator.lt, '<=': operator.le, '>': operator.gt, '>=': operator.ge,
+PREDICATES = {'==': operator.eq, '!=': operator.ne, '<': operator.lt, '<=': operator.le, '>': operator.gt,
+              '>=': operator.ge,
               'TRUE': lambda k, q: np.ones(np.broadcast_shapes(k.shape, q.shape), bool),
               'FALSE': lambda k, q: np.zeros(np.broadcast_shapes(k.shape, q.shape), bool)}
 EQ, NEQ, LT, LEQ, GT, GEQ, TRUE, FALSE = '==', '!=', '<', '<=', '>', '>=', 'TRUE', 'FALSE'
@@ -152,18 +162,22 @@ class Select(Selector):
     "S[q][k] = predicate(keys[k], queries[q])."
     def __init__(self, keys, queries, predicate):
         super().__init__()
-        if predicate not in PREDICATES: raise RASPError(f"unknown predicate {predicate!r}: one of {', '.join(PREDICATES)}")
+        if predicate not in PREDICATES:
+            raise RASPError(f"unknown predicate {predicate!r}: one of {', '.join(PREDICATES)}")
         self.children, self.predicate = (sop(keys), sop(queries)), predicate
     def compute(self, args, xs):
         k, q = args
         try: return np.asarray(PREDICATES[self.predicate](k[None, :], q[:, None]), dtype=bool)
-        except TypeError as e: raise RASPError(f"select cannot compare keys {k.tolist()} with queries {q.tolist()} by {self.predicate}: {e}") from None
+        except TypeError as e:
+            raise RASPError(f"select cannot compare keys {k.tolist()} with queries {q.tolist()} "
+                            f"by {self.predicate}: {e}") from None
 
 class SelectorOp(Selector):
     "Selectors combined elementwise by `f`: and, or, not."
     def __init__(self, f, *children):
         super().__init__()
-        if not all(isinstance(c, Selector) for c in children): raise RASPError(f"only selectors combine with selectors, got {children}")
+        if not all(isinstance(c, Selector) for c in children):
+            raise RASPError(f"only selectors combine with selectors, got {children}")
         self.f, self.children = f, children
     def compute(self, args, xs): return self.f(*args)
 
@@ -180,8 +194,10 @@ class Aggregate(SOp):
     "Per query, the mean of the selected values of an s-op; the value itself when one is selected, `default` when none is."
     def __init__(self, selector, s, default=0):
         super().__init__()
-        if not isinstance(selector, Selector): raise RASPError(f"aggregate needs a selector first, got {selector!r}")
-        if isinstance(default, (Node, list, tuple, dict, np.ndarray)): raise RASPError(f"the default of aggregate must be one value, not {default!r}")
+        if not isinstance(selector, Selector):
+            raise RASPError(f"aggregate needs a selector first, got {selector!r}")
+        if isinstance(default, (Node, list, tuple, dict, np.ndarray)):
+            raise RASPError(f"the default of aggregate must be one value, not {default!r}")
         self.children, self.default = (selector, sop(s)), default
     def compute(self, args, xs):
         S, v = args
@@ -192,8 +208,9 @@ class Aggregate(SOp):
         out[one] = v[S[one].argmax(1)]
         many = width > 1
         if many.any():
-            if v.dtype == object: raise RASPError(f"aggregate cannot average values that are not numbers: {v.tolist()}, "
-                                                 f"with {width.max()} selected for a query")
+            if v.dtype == object:
+                raise RASPError(f"aggregate cannot average values that are not numbers: {v.tolist()}, "
+                                f"with {width.max()} selected for a query")
             out[many] = (S[many] @ v.astype(float)) / width[many]
         return as_values(out.tolist())
 

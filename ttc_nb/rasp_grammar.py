@@ -40,7 +40,8 @@ def lex(src:Source) -> list:
     while at < len(text):
         m = _TOKEN.match(text, at)
         if m is None:
-            if text[at] in '"\'': raise src.error(at, f'unterminated string: expected a closing {text[at]} on the same line')
+            if text[at] in '"\'':
+                raise src.error(at, f'unterminated string: expected a closing {text[at]} on the same line')
             raise src.error(at, f'unexpected character {text[at]!r}: expected a number, a string, a name or an operator')
         if m.lastgroup not in ('space', 'comment'):
             out.append(Token('keyword' if m.group() in KEYWORDS else m.lastgroup, m.group(), at))
@@ -61,7 +62,8 @@ class Expr:
 class Stmt:
     kind: str          # assign, expr or def
     at: int
-    parts: tuple       # assign: (name, expr); expr: (expr,); def: (name, params, body, returned expr, offset of return)
+    # assign: (name, expr); expr: (expr,); def: (name, params, body, returned expr, offset of return)
+    parts: tuple
 
 LEVELS = [('in',), ('if',), ('and', 'or'), ('==', '!=', '<', '<=', '>', '>='), ('+', '-'), ('%',), ('*', '/'), ('^', '**')]
 SELECT_OPS = ('==', '!=', '<', '<=', '>', '>=', 'TRUE', 'FALSE')
@@ -110,7 +112,8 @@ def expr(self:RASPParser, level:int=0) -> Expr:
 @patch
 def binary_level(self:RASPParser):
     "The level of the binary operator at hand; None if there is none."
-    if self.tok.kind in ('op', 'keyword'): return next((i for i, ops in enumerate(LEVELS) if self.tok.text in ops), None)
+    if self.tok.kind in ('op', 'keyword'):
+        return next((i for i, ops in enumerate(LEVELS) if self.tok.text in ops), None)
 
 @patch
 def unary(self:RASPParser) -> Expr:

@@ -32,7 +32,8 @@ sort = aggregate(sel_new_val, tokens);
 # %% ../nbs/22_rasp_lang.ipynb #3324651c
 class Function:
     "A function of a program: `def name(params) { body; return value; }`, run in a scope of its own at each call."
-    def __init__(self, stmt:Stmt, env, src:Source): (self.name, self.params, self.body, self.value, _), self.env, self.src = stmt.parts, env, src
+    def __init__(self, stmt:Stmt, env, src:Source):
+        (self.name, self.params, self.body, self.value, _), self.env, self.src = stmt.parts, env, src
     def __repr__(self): return f"{self.name}({', '.join(self.params)})"
 
 class Builtin:
@@ -54,7 +55,8 @@ def _elementwise(name, vectorised, scalar):
         except Exception as e: raise RASPError(f'{name} cannot be applied to {x!r}: {e}') from None
     return f
 
-BUILTINS = {'tokens': R.tokens, 'tokens_str': R.tokens, 'indices': R.indices, 'length': R.length, 'True': True, 'False': False,
+BUILTINS = {'tokens': R.tokens, 'tokens_str': R.tokens, 'indices': R.indices, 'length': R.length,
+            'True': True, 'False': False,
             'aggregate': Builtin('aggregate', R.aggregate, (2, 3)),
             'selector_width': Builtin('selector_width', R.selector_width, (1,)),
             'round': Builtin('round', _elementwise('round', lambda x: np.rint(x).astype(np.int64), round), (1,)),
@@ -73,7 +75,8 @@ def _describe(x):
 
 def _constant(op, a, b):
     "`a op b` of two constants, as Python computes it, with sizes kept sane."
-    if op in ('^', '**') and all(type(v) is int for v in (a, b)) and abs(a) > 1 and b > 64: a = float(a)  # overflow, not a hang
+    # overflow, not a hang
+    if op in ('^', '**') and all(type(v) is int for v in (a, b)) and abs(a) > 1 and b > 64: a = float(a)
     if op == '*' and any(isinstance(v, (str, list)) for v in (a, b)) and any(type(v) is int and v > 10**6 for v in (a, b)):
         raise RASPError(f'{op} would make a constant of over a million elements')
     try: return OPS[op](a, b)
@@ -97,7 +100,8 @@ class Interpreter:
             name = s.parts[0]
             if name in RESERVED: raise self.src.error(s.at, f'{name} is built in and cannot be assigned')
             if s.kind == 'def':
-                if bad := RESERVED.intersection(s.parts[1]): raise self.src.error(s.at, f"{', '.join(sorted(bad))} is built in and cannot be a parameter")
+                if bad := RESERVED.intersection(s.parts[1]):
+                    raise self.src.error(s.at, f"{', '.join(sorted(bad))} is built in and cannot be a parameter")
                 env[name] = Function(s, env, self.src)
             else:
                 env[name] = v = self.expr(s.parts[1], env)
@@ -133,7 +137,8 @@ def _name(self:Interpreter, e, env, name): return self.lookup(name, env, e.at)
 @patch
 def _list(self:Interpreter, e, env, *items):
     vs = [self.expr(i, env) for i in items]
-    if any(isinstance(v, (R.Node, Function, Builtin)) for v in vs): raise RASPError('a list holds constants, not s-ops, selectors or functions')
+    if any(isinstance(v, (R.Node, Function, Builtin)) for v in vs):
+        raise RASPError('a list holds constants, not s-ops, selectors or functions')
     return vs
 
 @patch
@@ -142,7 +147,8 @@ def _select(self:Interpreter, e, env, keys, queries, op): return R.Select(self.e
 @patch
 def _index(self:Interpreter, e, env, a, i):
     a, i = self.expr(a, env), self.expr(i, env)
-    if isinstance(a, R.Node) or isinstance(i, R.Node): raise RASPError('indexing takes a constant list or string and a number, not an s-op or a selector')
+    if isinstance(a, R.Node) or isinstance(i, R.Node):
+        raise RASPError('indexing takes a constant list or string and a number, not an s-op or a selector')
     try: return a[i]
     except Exception as err: raise RASPError(f'cannot index {a!r} by {i!r}: {err}') from None
 
@@ -163,10 +169,12 @@ def _binary(self:Interpreter, e, env, op, a, b):
     if any(isinstance(v, (Function, Builtin)) for v in (a, b)): raise RASPError(f'{op} cannot take a function')
     if op in ('and', 'or'):
         sels = [isinstance(v, R.Selector) for v in (a, b)]
-        if any(sels) and not all(sels): raise RASPError(f'{op} combines two selectors or two s-ops, not {_describe(a)} and {_describe(b)}')
+        if any(sels) and not all(sels):
+            raise RASPError(f'{op} combines two selectors or two s-ops, not {_describe(a)} and {_describe(b)}')
         if any(isinstance(v, R.Node) for v in (a, b)): return (R.and_ if op == 'and' else R.or_)(a, b)
         return (a and b) if op == 'and' else (a or b)
-    if isinstance(a, R.Selector) or isinstance(b, R.Selector): raise RASPError(f'{op} needs s-ops or constants, got {_describe(a)} and {_describe(b)}')
+    if isinstance(a, R.Selector) or isinstance(b, R.Selector):
+        raise RASPError(f'{op} needs s-ops or constants, got {_describe(a)} and {_describe(b)}')
     if op == 'in':
         if isinstance(b, R.Node): raise RASPError("'in' needs a constant list or string on its right, not an s-op")
         if isinstance(a, R.SOp): return Map(_named(lambda x: x in b, 'in'), a)
@@ -178,10 +186,12 @@ def _binary(self:Interpreter, e, env, op, a, b):
 @patch
 def _if(self:Interpreter, e, env, a, cond, b):
     a, cond, b = self.expr(a, env), self.expr(cond, env), self.expr(b, env)
-    if isinstance(cond, R.Selector): raise RASPError('the condition of if must be an s-op or a constant, not a selector')
+    if isinstance(cond, R.Selector):
+        raise RASPError('the condition of if must be an s-op or a constant, not a selector')
     if not isinstance(cond, R.Node): return a if cond else b
     if any(isinstance(v, (R.Selector, Function, Builtin)) for v in (a, b)):
-        raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, got {_describe(a)} and {_describe(b)}')
+        raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, '
+                        f'got {_describe(a)} and {_describe(b)}')
     return Map(_named(lambda c, x, y: x if c else y, 'if'), cond, a, b)
 
 # %% ../nbs/22_rasp_lang.ipynb #7d194c20
@@ -189,7 +199,8 @@ def _if(self:Interpreter, e, env, a, cond, b):
 def _call(self:Interpreter, e, env, f, args):
     f, args = self.expr(f, env), [self.expr(a, env) for a in args]
     if isinstance(f, Builtin):
-        if len(args) not in f.nargs: raise RASPError(f"{f.name} takes {' or '.join(map(str, f.nargs))} arguments, got {len(args)}")
+        if len(args) not in f.nargs:
+            raise RASPError(f"{f.name} takes {' or '.join(map(str, f.nargs))} arguments, got {len(args)}")
         return f.f(*args)
     if not isinstance(f, Function): raise RASPError(f'{_describe(f)} is not a function and cannot be called')
     if len(args) != len(f.params): raise RASPError(f'{f!r} takes {len(f.params)} arguments, got {len(args)}')
@@ -204,7 +215,7 @@ def _call(self:Interpreter, e, env, f, args):
 
 # %% ../nbs/22_rasp_lang.ipynb #e7619362
 class Program:
-    "A RASP program text, run: `program[name]` is what a top-level name holds, `program(xs)` the values of its s-ops on `xs`."
+    "A RASP program text, run: `program[name]` is what a top-level name holds, `program(xs)` its s-ops' values."
     def __init__(self, text:str, lib:dict=None):
         self.interp = Interpreter(lib)
         self.interp.run(text)
@@ -216,10 +227,11 @@ class Program:
         "The last s-op the program assigns: its result, by convention."
         return list(self.sops.values())[-1]
     def __call__(self, xs, name:str=None) -> dict:
-        "The values, as lists, of every top-level s-op on the input `xs` (a string is its characters), or of the one called `name`."
+        "The values, as lists, of every top-level s-op (or the one called `name`) on the input `xs`, a string's characters."
         sops = self.sops
         if name is not None:
-            if name not in sops: raise RASPError(f"the program has no s-op named {name!r}; its s-ops: {', '.join(sops) or 'none'}")
+            if name not in sops:
+                raise RASPError(f"the program has no s-op named {name!r}; its s-ops: {', '.join(sops) or 'none'}")
             sops = {name: sops[name]}
         return dict(zip(sops, (v.tolist() for v in R.evaluate(list(sops.values()), xs))))
 
@@ -316,8 +328,10 @@ def run_library(name:str, xs) -> list:
 # %% ../nbs/22_rasp_lang.ipynb #cbb6ecb2
 def show(v) -> str:
     "A value as the command prints it: a sequence, a selection matrix (1 selected, . not), or a constant."
-    if isinstance(v, np.ndarray) and v.ndim == 2: return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
-    if isinstance(v, (list, np.ndarray)): return '[' + ', '.join(map(show, v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
+    if isinstance(v, np.ndarray) and v.ndim == 2:
+        return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
+    if isinstance(v, (list, np.ndarray)):
+        return '[' + ', '.join(map(show, v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
     if isinstance(v, float): return f'{v:.4g}'
     return str(v)
 
@@ -331,7 +345,8 @@ def repl(xs:str, read=input):
         buf += line + '\n'
         try: results = interp.run(buf)
         except RASPError as e:
-            if line.strip() and str(e).split('\n')[0].endswith('found the end of the program'): continue   # the statement goes on
+            # the statement goes on
+            if line.strip() and str(e).split('\n')[0].endswith('found the end of the program'): continue
             print(e); buf = ''; continue
         buf = ''
         for s, v in results:
