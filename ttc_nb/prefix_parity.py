@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Recurrent, accuracy, exact
 from .losses import stepwise_cross_entropy
-from .train import TrainConfig
+from .train import TrainConfig, at_least, counts
 from .runs import Setup, Experiment, register
 
 # %% ../nbs/09_prefix_parity.ipynb #c2100abb
@@ -37,10 +37,10 @@ class PrefixParityNet(Recurrent):
 # %% ../nbs/09_prefix_parity.ipynb #f5690306
 @dataclass
 class PrefixParityConfig(TrainConfig):
-    width: int = 32
-    train_len: int = 16
-    test_lens: tuple = (16, 32, 64)
-    eval_size: int = 512
+    width: int = at_least(1, 32)               # channels
+    train_len: int = at_least(1, 16)           # length of the training strings
+    test_lens: tuple = counts((16, 32, 64))    # lengths of the held-out strings
+    eval_size: int = at_least(1, 512)          # held-out strings of each length
 
 def prefix_parity_setup(cfg:PrefixParityConfig):
     g = torch.Generator().manual_seed(cfg.seed + 1)   # held-out strings: their own seed

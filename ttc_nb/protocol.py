@@ -8,6 +8,7 @@ __all__ = ['IGNORE', 'Thoughts', 'Recurrent', 'per_sample', 'accuracy', 'exact',
 # %% ../nbs/00_protocol.ipynb #8bdfb22f
 from dataclasses import dataclass, field
 import torch, torch.nn as nn
+from fastprogress.fastprogress import progress_bar
 
 # %% ../nbs/00_protocol.ipynb #6ef91ccc
 @dataclass
@@ -68,29 +69,41 @@ def to_device(b, device):
     if isinstance(b, dict): return {k: to_device(v, device) for k, v in b.items()}
     return b
 
-def _per_step(model, x, steps):
-    "{n: (prediction after n iterations, per-sample aux values)} for each n in `steps`."
-    if getattr(model, 'anytime', False):
-        th = model(x, steps=max(steps))
-        return {n: (th.preds[n-1], {}) for n in steps}
-    out = {}
-    for n in steps:
-        th = model(x, steps=n)
-        out[n] = (th.final, {k: v for k, v in th.aux.items() if torch.is_tensor(v) and v.shape == th.final.shape[:1]})
-    return out
+def _iterated(model):
+    "Whether `compute_curve` may iterate `model` itself: a `Recurrent` whose `forward` is the protocol's."
+    return isinstance(model, Recurrent) and model.anytime and type(model).forward is Recurrent.forward
+
+def _predictions(model, x, steps):
+    "(n, prediction after n iterations, per-sample aux values) for each n in `steps`, one at a time; iterating the model itself, (n, None, {}) after every other iteration too."
+    if _iterated(model):                             # only the state is kept, and read out only at the counts asked for
+        e, want = model.encode(x), set(steps)
+        h = model.init(e)
+        for n in range(1, steps[-1] + 1):
+            h = model.step(h, e)
+            yield n, model.readout(h) if n in want else None, {}
+    elif getattr(model, 'anytime', False):           # one call: every iteration's prediction at once
+        th = model(x, steps=steps[-1])
+        for n in steps: yield n, th.preds[n-1], {}
+    else:
+        for n in steps:
+            th = model(x, steps=n)
+            yield n, th.final, {k: v for k, v in th.aux.items() if torch.is_tensor(v) and v.shape == th.final.shape[:1]}
 
 @torch.no_grad()
-def compute_curve(model, batches, steps=(1, 2, 4, 8, 16), metrics=None, device=None):
-    "Each metric's mean after each number of test-time iterations in `steps`, one record per step count."
+def compute_curve(model, batches, steps=(1, 2, 4, 8, 16), metrics=None, device=None, progress=False):
+    "Each metric's mean after each number of test-time iterations in `steps`, one record per step count; `progress` shows a bar."
     metrics = metrics or {'acc': accuracy}
     steps, device = sorted(set(steps)), device or next(model.parameters(), torch.empty(0)).device
+    if steps[0] < 1: raise ValueError(f"step counts must be at least 1, got {steps[0]}")
     sums, counts, was_training = {}, {}, model.training
     model.eval()
     for x, y in batches:
         x, y = to_device((x, y), device)
-        for n, (pred, aux) in _per_step(model, x, steps).items():
-            vals = {k: f(pred, y) for k, f in metrics.items()} | aux
-            for k, v in vals.items():
+        preds = _predictions(model, x, steps)
+        if progress: preds = progress_bar(preds, total=steps[-1] if _iterated(model) else len(steps), leave=False)
+        for n, pred, aux in preds:
+            if pred is None: continue
+            for k, v in ({k: f(pred, y) for k, f in metrics.items()} | aux).items():
                 sums[n, k] = sums.get((n, k), 0.) + v.float().sum().item()
                 counts[n, k] = counts.get((n, k), 0) + v.numel()
     model.train(was_training)
