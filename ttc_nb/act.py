@@ -15,7 +15,7 @@ from pathlib import Path
 import torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Thoughts, exact, IGNORE
 from .files import load_json
-from .train import TrainConfig
+from .train import TrainConfig, at_least, between, one_of
 from .runs import Setup, Costs, Experiment, register, ensure_run
 
 # %% ../nbs/10_act.ipynb #7c9b0980
@@ -265,15 +265,15 @@ SEQUENCE_TASKS = {'logic': (logic_batch, 102, 2), 'addition': (addition_batch, 5
 
 @dataclass
 class ACTConfig(TrainConfig):
-    task: str = 'parity'      # parity, logic, addition or sort
-    cell: str = 'rnn'         # rnn (tanh), gru or lstm
-    hidden: int = 128
-    tau: float = 1e-3         # the time penalty
-    eps: float = 0.01
+    task: str = one_of('parity', 'logic', 'addition', 'sort')      # parity, logic, addition or sort
+    cell: str = one_of('rnn', 'gru', 'lstm')         # rnn (tanh), gru or lstm
+    hidden: int = at_least(1, 128)
+    tau: float = at_least(0., 1e-3)         # the time penalty
+    eps: float = between(0., 1., 0.01)
     halt_bias: float = 1.
-    bits: int = 64            # parity: the input size
-    train_max: int = 0        # parity: most nonzero entries in training (0: all `bits`; fewer: extrapolation)
-    eval_size: int = 1000
+    bits: int = at_least(1, 64)            # parity: the input size
+    train_max: int = at_least(0, 0)        # parity: most nonzero entries in training (0: all `bits`; fewer: extrapolation)
+    eval_size: int = at_least(1, 1000)
 
 def _data(cfg):
     "The task's batch function `f(n, gen)`, input size and output shape, and its held-out sets."
@@ -285,8 +285,6 @@ def _data(cfg):
         if hi < cfg.bits:
             evals['beyond training'] = [parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g)]
         return f, cfg.bits, 2, evals
-    if cfg.task not in SEQUENCE_TASKS:
-        raise ValueError(f"unknown task {cfg.task!r}; valid tasks: parity, {', '.join(SEQUENCE_TASKS)}")
     f, n_in, n_out = SEQUENCE_TASKS[cfg.task]
     return f, n_in, n_out, {'test': [f(cfg.eval_size, g)]}
 
@@ -297,7 +295,6 @@ def act_loss(th, y, tau):
 
 def act_setup(cfg:ACTConfig):
     f, n_in, n_out, evals = _data(cfg)
-    if cfg.cell not in CELLS: raise ValueError(f"unknown cell {cfg.cell!r}; valid cells: {', '.join(CELLS)}")
     model = ACT(CELLS[cfg.cell](n_in + 1, cfg.hidden), n_in, n_out, cfg.eps, cfg.halt_bias)
     return Setup(model, sample=lambda gen: f(cfg.batch_size, gen),
                  loss=lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau),
@@ -306,8 +303,8 @@ def act_setup(cfg:ACTConfig):
 # %% ../nbs/10_act.ipynb #06638be3
 @dataclass
 class PonderConfig(ACTConfig):
-    lambda_p: float = 0.1
-    beta: float = 0.01
+    lambda_p: float = between(0., 1., 0.1)
+    beta: float = at_least(0., 0.01)
 
 def pondernet_setup(cfg:PonderConfig):
     f, n_in, n_out, evals = _data(cfg)

@@ -17,7 +17,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from pathlib import Path
 from .protocol import Recurrent, Thoughts
 from .files import load_json, save_json, MetricsLog
-from .train import TrainConfig
+from .train import TrainConfig, at_least, one_of
 from .runs import Setup, Experiment, register, load_run
 from .transformer import TransformerConfig, Block, MLP, Positions
 
@@ -123,22 +123,22 @@ def n_params(model, embeddings:bool=True) -> int:
 # %% ../nbs/30_looped.ipynb #9174fe77
 @dataclass
 class LoopedConfig(TrainConfig):
-    task: str = 'linear'                 # one of FUNCTION_CLASSES
-    model: str = 'looped'                # 'looped': L blocks applied b times; 'standard': L blocks once
-    d: int = 5                           # input dimension
+    task: str = one_of('linear', 'noisy_linear', 'sparse_linear', 'tree', 'relu2nn')                 # one of FUNCTION_CLASSES
+    model: str = one_of('looped', 'standard')                # 'looped': L blocks applied b times; 'standard': L blocks once
+    d: int = at_least(1, 5)                           # input dimension
     dims: tuple = (5, 5, 1, 1000)        # curriculum (start, end, inc, interval) of the active dimensions
     points: tuple = (11, 11, 2, 1000)    # ... of the examples per prompt, n
     loops: tuple = (10, 10, 1, 1000)     # ... of the loops per training forward pass, b
     window: int = 10                     # T: the loss averages the last T loops
-    n_embd: int = 64
-    n_heads: int = 4
-    n_layers: int = 1                    # blocks per loop (looped) or in all (standard)
-    block: str = 'transformer'           # or 'lstm'
-    n_last_tokens: int = 0               # 0: carry the whole state into the next loop; n: the last n tokens' only
-    sparsity: int = 3
-    noise: float = 0.1
-    eval_size: int = 1024                # test prompts, drawn once with data_seed
-    eval_batch: int = 256
+    n_embd: int = at_least(1, 64)
+    n_heads: int = at_least(1, 4)
+    n_layers: int = at_least(1, 1)                    # blocks per loop (looped) or in all (standard)
+    block: str = one_of('transformer', 'lstm')           # or 'lstm'
+    n_last_tokens: int = at_least(0, 0)               # 0: carry the whole state into the next loop; n: the last n tokens' only
+    sparsity: int = at_least(1, 3)
+    noise: float = at_least(0., 0.1)
+    eval_size: int = at_least(1, 1024)                # test prompts, drawn once with data_seed
+    eval_batch: int = at_least(1, 256)
     data_seed: int = 1
 
 def looped_model(cfg:LoopedConfig):
@@ -159,8 +159,6 @@ def looped_loss(model, batch, window:int):
 
 # %% ../nbs/30_looped.ipynb #9cb402f6
 def looped_setup(cfg:LoopedConfig) -> Setup:
-    if cfg.task not in FUNCTION_CLASSES: raise ValueError(f"task must be one of {', '.join(FUNCTION_CLASSES)}, not {cfg.task!r}")
-    if cfg.model not in ('looped', 'standard'): raise ValueError(f"model must be 'looped' or 'standard', not {cfg.model!r}")
     if cfg.train_steps != cfg.loops[1]: raise ValueError(f'train_steps {cfg.train_steps} must be the final loops {cfg.loops[1]}')
     if cfg.dims[1] > cfg.d: raise ValueError(f'the curriculum ends at {cfg.dims[1]} dimensions, more than d = {cfg.d}')
     model, scale = looped_model(cfg), normaliser(cfg.task, cfg.d, cfg.sparsity)

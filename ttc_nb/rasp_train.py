@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Thoughts, IGNORE, accuracy, exact
-from .train import TrainConfig
+from .train import TrainConfig, at_least
 from .files import load_json
 from .runs import Setup, Experiment, register, UsageError
 from .transformer import TransformerConfig, Encoder
@@ -125,19 +125,19 @@ TABLE1_PROGRAMS = tuple(PAPER_COUNTS)       # the eight programs of the paper's 
 @dataclass
 class RASPConfig(TrainConfig):
     program: str = 'reverse'     # a library program of ttc_nb.rasp_lang
-    alphabet: int = 10           # letters in the inputs (the Dyck tasks have their brackets)
-    min_len: int = 1
-    max_len: int = 10            # input lengths, before the BOS
-    train_size: int = 10000
-    valid_size: int = 1000
-    test_size: int = 1000
+    alphabet: int = at_least(1, 10)           # letters in the inputs (the Dyck tasks have their brackets)
+    min_len: int = at_least(1, 1)
+    max_len: int = at_least(1, 10)            # input lengths, before the BOS
+    train_size: int = at_least(1, 10000)
+    valid_size: int = at_least(1, 1000)
+    test_size: int = at_least(1, 1000)
     data_seed: int = 0
-    layers: int = 0              # 0: the analysis' count
-    heads: int = 0               # 0: the most heads a layer of the analysis needs
-    d_model: int = 256
-    d_ff: int = 512
-    attn_weight: float = 0.0     # weight of the attention-supervision MSE; Weiss et al. used 100
-    eval_batch: int = 500
+    layers: int = at_least(0, 0)              # 0: the analysis' count
+    heads: int = at_least(0, 0)               # 0: the most heads a layer of the analysis needs
+    d_model: int = at_least(1, 256)
+    d_ff: int = at_least(1, 512)
+    attn_weight: float = at_least(0., 0.0)     # weight of the attention-supervision MSE; Weiss et al. used 100
+    eval_batch: int = at_least(1, 500)
 
 def rasp_data(cfg:RASPConfig):
     "The task and its train, valid and test tensors."

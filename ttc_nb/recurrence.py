@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np, torch, torch.nn as nn
 from .protocol import Recurrent, accuracy, exact, IGNORE
 from .files import cached, MetricsLog, load_json, save_json
-from .train import TrainConfig
+from .train import TrainConfig, at_least, between, one_of, positive
 from .runs import Setup, Costs, Experiment, register, ensure_run, load_run, get_experiment
 from .transformer import TransformerConfig, Block, Positions
 from .losses import stepwise_progressive_loss
@@ -198,25 +198,25 @@ def city_states(model:TopRecurrent, rows, cities:int, steps:int):
 @dataclass
 class RecurrenceConfig(TrainConfig):
     "The config of `recurrence-<task>-<model>`."
-    task: str = 'paths'        # 'paths' or 'sort'
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2          # blocks, the top one included; the top one repeats train_steps times
-    alpha: float = 0.          # weight of the progressive loss (Bansal et al. 2022) beside the loss at every repetition
-    min_steps: int = 0         # > 0: each update repeats the top block min_steps..train_steps times (FLOPs at train_steps)
-    recall: str = ''           # '', 'input' or 'equilibrium': how each repetition sees the lower blocks' output
+    task: str = one_of('paths', 'sort')        # 'paths' or 'sort'
+    d_model: int = at_least(1, 64)
+    n_heads: int = at_least(1, 4)
+    n_layers: int = at_least(1, 2)          # blocks, the top one included; the top one repeats train_steps times
+    alpha: float = between(0., 1., 0.)          # weight of the progressive loss (Bansal et al. 2022) beside the loss at every repetition
+    min_steps: int = at_least(0, 0)         # > 0: each update repeats the top block min_steps..train_steps times (FLOPs at train_steps)
+    recall: str = one_of('', 'input', 'equilibrium')           # '', 'input' or 'equilibrium': how each repetition sees the lower blocks' output
     norm: bool = False         # LayerNorm of the state after each repetition (the Universal Transformer's post-norm)
-    window: int = 0            # > 0: the loss on the last `window` repetitions only, those before them without gradient
-    cities: int = 300          # paths: the map
-    radius: float = 0.09
-    clusters: int = 0
-    max_cities: int = 45
-    train_size: int = 20000
-    test_size: int = 1000
-    length: int = 16           # sort: numbers per row
-    vocab: int = 64
-    eval_size: int = 500       # sort: held-out rows
-    eval_batch: int = 250
+    window: int = at_least(0, 0)            # > 0: the loss on the last `window` repetitions only, those before them without gradient
+    cities: int = at_least(2, 300)          # paths: the map
+    radius: float = positive(0.09)
+    clusters: int = at_least(0, 0)
+    max_cities: int = at_least(2, 45)
+    train_size: int = at_least(1, 20000)
+    test_size: int = at_least(1, 1000)
+    length: int = at_least(1, 16)           # sort: numbers per row
+    vocab: int = at_least(2, 64)
+    eval_size: int = at_least(1, 500)       # sort: held-out rows
+    eval_batch: int = at_least(1, 250)
     data_seed: int = 0
 
 def n_tokens(cfg):

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Recurrent, exact
 from .losses import stepwise_progressive_loss
+from .train import at_least, between, one_of
 from .files import atomic_write, load_json
 from .runs import Experiment, register
 from .sudoku import geometry
@@ -104,9 +105,9 @@ class RRN(Recurrent):
 @dataclass
 class RRNConfig(SudokuConfig):
     "The `sudoku-rrn` config: a Sudoku network and its loss."
-    min_steps: int = 0        # each batch thinks for a number of steps drawn from min_steps..train_steps; 0: train_steps
-    alpha: float = 0.         # weight of the progressive loss (Bansal et al. 2022)
-    graph: str = 'sudoku'     # 'sudoku': messages along the constraints; 'full': from every other cell
+    min_steps: int = at_least(0, 0)        # each batch thinks for a number of steps drawn from min_steps..train_steps; 0: train_steps
+    alpha: float = between(0., 1., 0.)         # weight of the progressive loss (Bansal et al. 2022)
+    graph: str = one_of('sudoku', 'full')     # 'sudoku': messages along the constraints; 'full': from every other cell
 
 def rrn_setup(cfg:RRNConfig):
     "The network, its loss, training batches, held-out sets and metrics of `cfg`."

@@ -10,7 +10,7 @@ import math, tempfile, time
 from dataclasses import dataclass
 import torch
 from .protocol import accuracy, exact
-from .train import TrainConfig
+from .train import TrainConfig, at_least
 from .runs import Setup, Costs
 from .sudoku import BANDS, geometry, dataset, splits
 
@@ -61,18 +61,18 @@ def band(name:str):
 class SudokuConfig(TrainConfig):
     "What every Sudoku network's config has: the board, the network, the data."
     box: tuple = (3, 3)
-    hidden: int = 96          # LSTM units and MLP width
-    mlp_layers: int = 3
-    embed: int = 16           # digit, row and column embeddings
+    hidden: int = at_least(1, 96)          # LSTM units and MLP width
+    mlp_layers: int = at_least(1, 3)
+    embed: int = at_least(1, 16)           # digit, row and column embeddings
     positions: bool = True    # embed the row and column
     relabel: bool = True      # rename the digits of every training puzzle at random
-    train_size: int = 4000
-    valid_size: int = 250
-    test_size: int = 250      # per band
+    train_size: int = at_least(1, 4000)
+    valid_size: int = at_least(1, 250)
+    test_size: int = at_least(1, 250)      # per band
     givens: tuple = (17, 45)  # training and validation puzzles
     bands: tuple = tuple(BANDS)
     data_seed: int = 0
-    eval_batch: int = 250
+    eval_batch: int = at_least(1, 250)
 
 def sudoku_data(cfg:SudokuConfig):
     "The puzzle sets of `cfg`: {'train', 'valid', 'test': {band: set}}, each set with puzzles, solutions and givens counts."
