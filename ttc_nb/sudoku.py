@@ -341,8 +341,12 @@ def _solve_cmd(args):
     print(format_board(s, args.grid, args.box))
 
 def _generate_cmd(args):
+    if args.givens is not None and tuple(args.box) == (3, 3) and args.givens < 17:
+        raise UsageError(f'a 9x9 puzzle with one solution has at least 17 givens (McGuire et al. 2012), not {args.givens}')
     try: p = generate_puzzle(args.givens, args.seed, args.box)
     except ValueError as e: raise UsageError(str(e)) from e
+    if args.givens is not None and (n := int((p > 0).sum())) != args.givens:
+        print(f'ttc sudoku generate: no puzzle with {args.givens} givens from seed {args.seed}: this one, minimal, has {n}', file=sys.stderr)
     print(format_board(p, args.grid, args.box))
 
 # %% ../nbs/40_sudoku.ipynb #dd3541c2
