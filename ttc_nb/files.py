@@ -173,8 +173,12 @@ def convert_checkpoint(path, trust=False):
 
 # %% ../nbs/02_files.ipynb #eab0f561
 def cached(path, build:Callable):
-    "The object in `path` (read with `weights_only=True`) if the file exists; else `build()`, written to `path` atomically and returned."
-    if Path(path).exists(): return torch.load(path, weights_only=True)
+    "The object in `path` (read with `weights_only=True`) if the file exists; else `build()`, written to `path` atomically and returned. A file that cannot be read is built again."
+    if Path(path).exists():
+        try: return torch.load(path, weights_only=True)
+        except pickle.UnpicklingError as e: raise UnsafeCheckpoint(
+            f"{path} holds more than tensors and plain values{_held(e)}, so it was not loaded; delete it to build it again") from None
+        except (RuntimeError, EOFError, OSError, ValueError) as e: warnings.warn(f'{path} cannot be read ({type(e).__name__}); building it again')
     obj = build()
     atomic_write(path, lambda f: torch.save(obj, f))
     return obj

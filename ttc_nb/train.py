@@ -21,7 +21,9 @@ from .processes import Stop, Stopped, world, rank_seed, process_mean, anyone, ga
 # %% ../nbs/05_train.ipynb #eba74b18
 def default_device():
     "`TTC_DEVICE` if set, else cuda, then mps, then cpu."
-    if d := os.environ.get('TTC_DEVICE'): return torch.device(d)
+    if d := os.environ.get('TTC_DEVICE'):
+        try: return torch.device(d)
+        except RuntimeError: raise UsageError(f'TTC_DEVICE={d!r} is not a device: cpu, cuda, cuda:1, mps, ...') from None
     if torch.cuda.is_available(): return torch.device('cuda')
     if torch.backends.mps.is_available(): return torch.device('mps')
     return torch.device('cpu')
