@@ -12,7 +12,7 @@ import torch
 import ttc_nb
 from .files import load_json, BadRunFile, convert_checkpoint
 from .processes import Stop, Stopped, world, leave
-from .runs import (EXPERIMENTS, COMMANDS, UsageError, get_experiment, run_experiment, evaluate_run, report,
+from .runs import (EXPERIMENTS, COMMANDS, UsageError, run_experiment, evaluate_run, report,
                          format_curve, plan_run, _saved_run)
 
 # %% ../nbs/90_cli.ipynb #deb01a8f

@@ -408,7 +408,7 @@ def reproduction(results=Path('results')) -> list:
         below = lo['mean'][k] < st['mean'][k]
         ok = below if task == 'sparse_linear' else lo['mean'][k] <= st['high'][k]
         every = all(lo['mean'][j] < min(v['mean'][j] for v in bl.values()) for j in range(1, k + 1))
-        if ok: why = ((f'below the standard model' if below else "inside the standard model's band") + ' at k = 2d'
+        if ok: why = (('below the standard model' if below else "inside the standard model's band") + ' at k = 2d'
                       + (', and below every baseline at every k ≥ 1' if every else ''))
         else:
             v = {r['update']: r['valid_err'] for r in MetricsLog(R/task/'looped-cpu'/'metrics.jsonl').read() if 'valid_err' in r}

@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np, torch, torch.nn as nn
 from fastprogress.fastprogress import progress_bar, IN_NOTEBOOK
 from .protocol import Recurrent, to_device
-from .files import MetricsLog, save_checkpoint, load_checkpoint, load_latest, keep_previous, previous
+from .files import MetricsLog, save_checkpoint, load_latest, keep_previous, previous
 from .processes import Stop, Stopped, world, rank_seed, process_mean, anyone, gather
 
 # %% ../nbs/05_train.ipynb #eba74b18
