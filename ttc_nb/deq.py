@@ -14,6 +14,7 @@ from pathlib import Path
 import torch, torch.nn.functional as F
 from .protocol import Thoughts
 from .losses import progressive_loss
+from .train import at_least, between, one_of, positive
 from .files import MetricsLog, load_json
 from .runs import Experiment, register
 from .rrn import RRN
@@ -249,21 +250,21 @@ def gradient_agreement(model:DEQRRN, batch, unrolled_steps:int=200, tol:float=1e
 @dataclass
 class DEQConfig(SudokuConfig):
     "The `sudoku-deq` config: a Sudoku network, its solver, its backward pass and its cures."
-    method: str = 'anderson'  # forward and backward solver
-    tol: float = 1e-3         # relative residual at which a puzzle's solve stops
-    memory: int = 0           # Anderson's or Broyden's memory m; 0: 5 for Anderson, every iteration for Broyden
-    backward: str = 'implicit'
-    back_iters: int = 30      # the implicit backward solve's budget
-    phantom_steps: int = 1
-    phantom_lam: float = 1.
-    jac_reg: float = 0.       # weight gamma of the Jacobian penalty, gamma ||J_f||_F^2 / D
-    fallback: str = ''        # solver to retry unconverged puzzles with; '': none
-    corrections: int = 0      # intermediate solver estimates that also get a one-step cross-entropy
-    forget_max: float = 1.    # the LSTM's largest forget gate; 1: the RRN's cell
-    rho_reg: float = 0.       # weight of the radius penalty, rho_reg * max(0, rho - rho_max)
-    rho_max: float = 0.9      # the spectral radius above which the penalty acts
-    pretrain: int = 0         # first updates that train the unrolled network (the RRN's progressive loss), not the equilibrium
-    pretrain_steps: int = 8   # the unrolled network's steps
+    method: str = one_of('anderson', 'broyden', 'iterate')  # forward and backward solver
+    tol: float = at_least(0., 1e-3)         # relative residual at which a puzzle's solve stops
+    memory: int = at_least(0, 0)           # Anderson's or Broyden's memory m; 0: 5 for Anderson, every iteration for Broyden
+    backward: str = one_of('implicit', 'phantom', 'unrolled')
+    back_iters: int = at_least(1, 30)      # the implicit backward solve's budget
+    phantom_steps: int = at_least(1, 1)
+    phantom_lam: float = positive(1.)
+    jac_reg: float = at_least(0., 0.)       # weight gamma of the Jacobian penalty, gamma ||J_f||_F^2 / D
+    fallback: str = one_of('', 'anderson', 'broyden', 'iterate')        # solver to retry unconverged puzzles with; '': none
+    corrections: int = at_least(0, 0)      # intermediate solver estimates that also get a one-step cross-entropy
+    forget_max: float = between(0., 1., 1.)    # the LSTM's largest forget gate; 1: the RRN's cell
+    rho_reg: float = at_least(0., 0.)       # weight of the radius penalty, rho_reg * max(0, rho - rho_max)
+    rho_max: float = positive(0.9)      # the spectral radius above which the penalty acts
+    pretrain: int = at_least(0, 0)         # first updates that train the unrolled network (the RRN's progressive loss), not the equilibrium
+    pretrain_steps: int = at_least(1, 8)   # the unrolled network's steps
 
 def pretraining(sample, updates:int):
     "`sample(gen)` with a third element, whether `update` is one of the first `updates`, those that train the unrolled network."
@@ -272,7 +273,6 @@ def pretraining(sample, updates:int):
 
 def deq_model(cfg:DEQConfig) -> DEQRRN:
     "The network of `cfg`."
-    if cfg.fallback and cfg.fallback not in SOLVERS: raise ValueError(f"fallback must be '' or one of {', '.join(SOLVERS)}, got {cfg.fallback!r}")
     return DEQRRN(tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions, cfg.method, cfg.tol,
                   max(cfg.test_steps), cfg.fallback or None, cfg.memory or None, cfg.forget_max)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 import torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Thoughts
+from .train import at_least, between, one_of, positive
 from .files import MetricsLog, load_json
 from .runs import Experiment, register
 from .transformer import TransformerConfig, Block, Positions
@@ -185,18 +186,18 @@ def gradient_variance(model, batch, train_steps:int, baselines=SCORE_BASELINES, 
 @dataclass
 class PGAdjConfig(SudokuConfig):
     "The `sudoku-pgadj` config: a Sudoku network whose graph is drawn by a transformer, and its estimator."
-    K: int = 0                       # neighbours drawn per cell; 0: the constraint graph's number of peers
-    d_model: int = 64                # the sampler's width, heads and blocks
-    n_heads: int = 4
-    n_layers: int = 2
-    estimator: str = 'score'         # one of ESTIMATORS
-    baseline: str = 'leave-one-out'  # one of SCORE_BASELINES
-    samples: int = 4                 # draws of each training puzzle's graph
-    credit: str = 'cell'             # 'cell': each cell's draw is scored by its own cell's cost; 'puzzle': by its puzzle's
-    temperature: float = 0.1         # the sampler draws from the attention probabilities to the power 1 / temperature
-    beta: float = 0.9                # the moving average's decay
+    K: int = at_least(0, 0)                       # neighbours drawn per cell; 0: the constraint graph's number of peers
+    d_model: int = at_least(1, 64)                # the sampler's width, heads and blocks
+    n_heads: int = at_least(1, 4)
+    n_layers: int = at_least(1, 2)
+    estimator: str = one_of('score', 'straight-through', 'both')         # one of ESTIMATORS
+    baseline: str = one_of('leave-one-out', 'none', 'moving-average', 'value')  # one of SCORE_BASELINES
+    samples: int = at_least(1, 4)                 # draws of each training puzzle's graph
+    credit: str = one_of('cell', 'puzzle')             # 'cell': each cell's draw is scored by its own cell's cost; 'puzzle': by its puzzle's
+    temperature: float = positive(0.1)         # the sampler draws from the attention probabilities to the power 1 / temperature
+    beta: float = between(0., 1., 0.9)                # the moving average's decay
     prior: float = 0.                # bonus to the logits of the constraint edges
-    prior_updates: int = 0           # updates over which the prior falls linearly to 0; 0: it stays
+    prior_updates: int = at_least(0, 0)           # updates over which the prior falls linearly to 0; 0: it stays
 
 def pgadj_model(cfg:PGAdjConfig) -> LearnedGraphRRN:
     "The network of `cfg`."
