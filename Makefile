@@ -5,6 +5,7 @@ TORCH ?= torch==2.13.0
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 EXP ?= sudoku-rrn
+NBTIMES := _build/nbtest
 
 .PHONY: install run test sync nbtest pytest docs export slow clean
 
@@ -32,10 +33,14 @@ sync: install
 nbtest: install
 	# two notebooks at a time, one thread each (no oversubscribed cores), each in a fresh process: a pool's worker that
 	# runs several notebooks carries one's module state and signal handlers into the next, and tests then fail by schedule
-	ls nbs/*.ipynb | OMP_NUM_THREADS=1 xargs -P 2 -n 1 $(BIN)/nbdev_test --path
+	# tools/nbtest.py runs a notebook as `nbdev_test --path` does and times its cells; then the ten slowest cells of all
+	@rm -rf $(NBTIMES); start=$$(date +%s); \
+	ls nbs/*.ipynb | OMP_NUM_THREADS=1 xargs -P 2 -I{} $(PY) tools/nbtest.py {} --timings $(NBTIMES)/{}.json; \
+	status=$$?; $(PY) tools/nbtest.py --slowest 10 $(NBTIMES)/nbs/*.json; \
+	echo "nbtest: $$(( $$(date +%s) - start )) s"; exit $$status
 
 pytest: install
-	$(BIN)/pytest -q tests
+	$(BIN)/pytest -q tests --durations=10
 
 docs: install
 	$(PY) tools/docs.py site

@@ -1,7 +1,7 @@
 "The `ttc` command line as a user meets it: exit codes, one-line errors, and a run from start to report."
 import json
 import pytest
-from conftest import ttc
+from conftest import ttc, ttc_many
 
 def one_line_error(r, *needles):
     assert r.returncode == 2, (r.returncode, r.stderr)
@@ -10,8 +10,7 @@ def one_line_error(r, *needles):
     for n in needles: assert n in lines[0], lines[0]
 
 def test_help():
-    for args in [('--help',), ('run', '--help'), ('eval', '--help'), ('report', '--help'), ('list', '--help')]:
-        r = ttc(*args)
+    for r in ttc_many(('--help',), ('run', '--help'), ('eval', '--help'), ('report', '--help'), ('list', '--help')):
         assert r.returncode == 0 and 'usage: ttc' in r.stdout, r.stderr
 
 def test_list_names_every_experiment_with_presets():
@@ -19,7 +18,7 @@ def test_list_names_every_experiment_with_presets():
     assert r.returncode == 0
     assert any(l.startswith('prefix-parity') and '[ci|cpu|gpu]' in l for l in r.stdout.splitlines())
 
-@pytest.mark.parametrize('args,needles', [
+USER_ERRORS = [
     (('run', 'nope'), ["invalid choice: 'nope'", 'prefix-parity']),
     (('run', 'prefix-parity', '--preset', 'huge'), ["unknown preset 'huge'", 'ci, cpu, gpu']),
     (('run', 'prefix-parity', '--preset', 'ci', '--set', 'lr'), ["'lr' is not of the form key=value"]),
@@ -28,20 +27,27 @@ def test_list_names_every_experiment_with_presets():
     (('run', 'prefix-parity', '--resume'), ['--resume needs the run directory']),
     (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'bands=hard'), ["sudoku-rrn: a band is 'minimal' or a range of givens LOW-HIGH", "got 'hard'"]),
     (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'givens=50,60'), ['givens must be a number or a range (low, high) within 0..16, got (50, 60)']),
-    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'alpha=1.5'), ['sudoku-rrn: alpha, the weight of the progressive loss, must be in [0, 1], got 1.5']),
+    (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'alpha=1.5'), ['alpha must be a number from 0.0 to 1.0, got 1.5']),
     (('run', 'sudoku-rrn', '--preset', 'ci', '--set', 'min_steps=9'), ['min_steps must be 0 (always train_steps) or 1 to train_steps=4, got 9']),
-    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'backward=adjoint'), ['sudoku-deq: backward must be one of implicit, phantom, unrolled', "got 'adjoint'"]),
-    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'method=newton'), ['sudoku-deq: method must be one of anderson, broyden, iterate', "got 'newton'"]),
-    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'fallback=newton'), ["sudoku-deq: fallback must be '' or one of anderson, broyden, iterate"]),
-    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'rho_reg=-1'), ["sudoku-deq: the penalties' weights must be at least 0", 'rho_reg=-1.0']),
+    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'backward=adjoint'), ["backward must be one of 'implicit', 'phantom', 'unrolled', got 'adjoint'"]),
+    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'method=newton'), ["method must be one of 'anderson', 'broyden', 'iterate', got 'newton'"]),
+    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'fallback=newton'), ["fallback must be one of '', 'anderson', 'broyden', 'iterate', got 'newton'"]),
+    (('run', 'sudoku-deq', '--preset', 'ci', '--set', 'rho_reg=-1'), ['rho_reg must be a number of at least 0.0, got -1.0']),
     (('run',), ['name the experiment to run, or resume one with --resume --out DIR']),
     (('run', 'prefix-parity', '--time-limit', '10 minutes'), ["'10 minutes' is not a duration"]),
     (('frobnicate',), ["invalid choice: 'frobnicate'"]),
     (('eval', 'no/such/run'), ['has no checkpoint.pt']),
     (('report', 'no/such/run'), ['is not a run directory']),
-])
-def test_user_errors_exit_2_with_one_line(args, needles):
-    one_line_error(ttc(*args), *needles)
+]
+
+@pytest.fixture(scope='module')
+def user_errors():
+    "Every case of USER_ERRORS run, several at a time: {args: CompletedProcess}."
+    return dict(zip([a for a, _ in USER_ERRORS], ttc_many(*[a for a, _ in USER_ERRORS])))
+
+@pytest.mark.parametrize('args,needles', USER_ERRORS)
+def test_user_errors_exit_2_with_one_line(args, needles, user_errors):
+    one_line_error(user_errors[args], *needles)
 
 def test_run_eval_report(tmp_path):
     out = tmp_path/'run'
@@ -53,13 +59,15 @@ def test_run_eval_report(tmp_path):
     s = json.loads((out/'summary.json').read_text())
     assert s['experiment'] == 'prefix-parity' and s['preset'] == 'ci' and s['wall_time_s'] > 0
     assert {'torch', 'python', 'commit', 'device'} <= set(s['env'])
-    one_line_error(ttc('run', 'prefix-parity', '--preset', 'ci', '--out', out), 'already holds a run')
-    one_line_error(ttc('run', 'prefix-parity', '--out', out, '--resume', '--set', 'lr=1'), 'cannot be combined with --resume')
+    held, combined, zero = ttc_many(('run', 'prefix-parity', '--preset', 'ci', '--out', out), ('run', 'prefix-parity', '--out', out, '--resume', '--set', 'lr=1'),
+                                    ('eval', out, '--steps', '0,4'))
+    one_line_error(held, 'already holds a run')
+    one_line_error(combined, 'cannot be combined with --resume')
+    one_line_error(zero, 'at least 1')
     r = ttc('eval', out, '--steps', '1,3,50')
     assert r.returncode == 0, r.stderr
     assert [c['steps'] for c in json.loads((out/'curve.json').read_text())][:3] == [1, 3, 50]
     assert 'exact' in r.stdout.splitlines()[0]
-    one_line_error(ttc('eval', out, '--steps', '0,4'), 'at least 1')
     (out/'compute_curve.png').unlink()
     r = ttc('report', out)
     assert r.returncode == 0 and (out/'compute_curve.png').exists(), r.stderr
@@ -67,8 +75,8 @@ def test_run_eval_report(tmp_path):
 
 def test_compile_trains_the_same_network(tmp_path):
     "`--compile` runs the loop body under torch.compile: the same run, to float tolerance."
-    for name in ('eager', 'compiled'):
-        r = ttc('run', 'prefix-parity', '--preset', 'ci', '--out', tmp_path/name, *(['--compile'] if name == 'compiled' else []))
+    for r in ttc_many(*[('run', 'prefix-parity', '--preset', 'ci', '--out', tmp_path/name, *(['--compile'] if name == 'compiled' else []))
+                        for name in ('eager', 'compiled')]):
         assert r.returncode == 0, r.stderr
     eager, comp = (json.loads((tmp_path/n/'summary.json').read_text()) for n in ('eager', 'compiled'))
     assert comp['config']['compile'] is True and eager['config']['compile'] is False

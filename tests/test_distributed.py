@@ -1,8 +1,8 @@
 "Data-parallel training in 2 CPU processes (gloo), started by torchrun through `ttc run --nproc 2` or directly."
-import json, os, random, signal, subprocess, sys, time
+import json, os, signal, subprocess, sys, time
 import pytest, torch
-from conftest import TTC, ttc
-from test_resume import records
+from conftest import TTC, concurrently, ttc
+from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
 
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}
 TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2']
@@ -31,7 +31,6 @@ leave()
 '''
 
 def one_update_params(tmp_path, how, launcher):
-    (tmp_path/'dp.py').write_text(SCRIPT)
     out = tmp_path/how
     r = subprocess.run([*launcher, str(tmp_path/'dp.py'), str(out), 'half' if how == 'first-half' else 'all'],
                        capture_output=True, text=True, env=ENV, timeout=300)
@@ -39,11 +38,11 @@ def one_update_params(tmp_path, how, launcher):
     return torch.load(out/'checkpoint.pt', weights_only=True)['model'], [r['loss'] for r in records(out)]
 
 def test_two_half_batches_update_as_one_whole_batch(tmp_path):
-    whole, whole_losses = one_update_params(tmp_path, 'whole', [sys.executable])
+    (tmp_path/'dp.py').write_text(SCRIPT)
+    (whole, whole_losses), (first, _) = concurrently(lambda how: one_update_params(tmp_path, how, [sys.executable]), ['whole', 'first-half'])
     halves, half_losses = one_update_params(tmp_path, 'halves', TORCHRUN)
     torch.testing.assert_close(halves, whole, rtol=1e-5, atol=1e-6)
     assert half_losses == pytest.approx(whole_losses, rel=1e-5)      # the mean of the halves' losses, at every update
-    first, _ = one_update_params(tmp_path, 'first-half', [sys.executable])
     assert any(not torch.allclose(first[k], whole[k], rtol=1e-3, atol=1e-5) for k in whole)   # half a batch alone is not the same
 
 FAMILIES = ['prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'rasp-reverse',
@@ -60,7 +59,7 @@ def test_every_family_trains_in_two_processes(name, tmp_path):
     assert s['finished'] and s['world_size'] == 2 and s['effective_batch_size'] == 2 * s['config']['batch_size'], s
     assert r.stdout.count('results:') == 1, r.stdout                    # process 0 alone reports
 
-RUN = ['run', 'prefix-parity', '--preset', 'ci', '--set', 'updates=300', '--set', 'ckpt_every=25', '--set', 'eval_every=50', '--nproc', '2']
+RUN = ['run', 'prefix-parity', '--preset', 'ci', '--set', f'updates={UPDATES}', '--set', 'ckpt_every=25', '--set', 'eval_every=50', '--nproc', '2']
 
 @pytest.fixture(scope='module')
 def reference(tmp_path_factory):
@@ -74,9 +73,8 @@ def same_run(out, ref):
     assert records(out) == records(ref)
     assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
 
-def test_two_processes_differ_from_one(reference, tmp_path):
-    assert ttc(*RUN[:-2], '--out', tmp_path/'one').returncode == 0
-    assert records(tmp_path/'one') != records(reference)               # twice the samples per update
+def test_two_processes_differ_from_one(reference, uninterrupted):
+    assert records(uninterrupted(*RUN[:-2])) != records(reference)     # twice the samples per update
 
 def test_sigkill_two_processes_then_resume(reference, tmp_path):
     out = tmp_path/'killed'
@@ -86,10 +84,10 @@ def test_sigkill_two_processes_then_resume(reference, tmp_path):
     while not (out/'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
         time.sleep(0.01)
-    time.sleep(random.Random(0).uniform(0, 0.5))
+    time.sleep(kill_delay(reference, 0))
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
     os.killpg(p.pid, signal.SIGKILL); p.wait()
-    assert records(out)[-1]['update'] < 300
+    assert records(out)[-1]['update'] < UPDATES
     r = ttc('run', '--resume', '--out', out, '--nproc', '1')
     assert r.returncode == 2 and r.stderr == f'ttc: error: {out} was trained with --nproc 2: resume it with --nproc 2, not 1\n'
     r = subprocess.run([*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'], capture_output=True, text=True, env=ENV, timeout=600)
@@ -101,7 +99,7 @@ def test_time_limit_stops_both_processes_then_resume(reference, tmp_path):
     r = subprocess.run([*TTC, *RUN, '--out', str(out), '--time-limit', '0s'], capture_output=True, text=True, env=ENV, timeout=600)
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stderr.splitlines() if l.startswith('ttc: ')]
-    assert lines == [f'ttc: time limit reached: stopped at update 1 of 300, checkpoint saved; resume with: ttc run --resume --out {out}'], r.stderr
+    assert lines == [f'ttc: time limit reached: stopped at update 1 of {UPDATES}, checkpoint saved; resume with: ttc run --resume --out {out}'], r.stderr
     r = subprocess.run([*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'], capture_output=True, text=True, env=ENV, timeout=600)
     assert r.returncode == 0, r.stderr
     same_run(out, reference)
