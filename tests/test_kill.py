@@ -5,7 +5,7 @@ import torch
 from conftest import ROOT
 from ttc_nb.files import load_checkpoint, previous
 
-KILLS, UPDATES = 30, 300
+KILLS, UPDATES = 30, 1000                  # long enough that 30 short stretches of training never reach the end
 # A checkpoint at every update, so that a good share of the run is spent writing them; evaluations every 25 updates.
 RUN = ['prefix-parity', '--preset', 'ci', '--set', f'updates={UPDATES}', '--set', 'ckpt_every=1', '--set', 'eval_every=25', '--device', 'cpu']
 
