@@ -193,6 +193,15 @@ class DEQRRN(RRN):
         preds += preds[-1:] * ((steps or 0) - len(preds))                         # converged: the answer stays
         return Thoughts(torch.stack(preds), dict(iters=sol.iters, residual=sol.residual, converged=sol.converged))
 
+    def predictions_at(self, x, steps):
+        "{n: the prediction after n solver iterations} for each n of `steps` alone, as `forward` gives them: what a compute curve reads, in memory that does not grow with the largest n."
+        want, out, last, t = set(steps), {}, [None], [0]
+        def each(z):
+            t[0] += 1; last[0] = self.readout(z)
+            if t[0] in want: out[t[0]] = last[0]
+        self.equilibrium(self.encode(x), max(steps), each=each)
+        return {n: out.get(n, last[0]) for n in sorted(want)}                  # converged before n: the answer stays
+
 # %% ../nbs/43_deq.ipynb #1cd35dbe
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 

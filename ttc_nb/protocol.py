@@ -81,6 +81,8 @@ def _predictions(model, x, steps):
         for n in range(1, steps[-1] + 1):
             h = model.step(h, e)
             yield n, model.readout(h) if n in want else None, {}
+    elif hasattr(model, 'predictions_at'):           # a model with a loop of its own reads out only the counts asked for
+        for n, pred in model.predictions_at(x, steps).items(): yield n, pred, {}
     elif getattr(model, 'anytime', False):           # one call: every iteration's prediction at once
         th = model(x, steps=steps[-1])
         for n in steps: yield n, th.preds[n-1], {}
