@@ -165,3 +165,23 @@ def test_screenshot_of_index(site):
     shot.unlink(missing_ok=True)
     browser.screenshot((docs/'index.html').as_uri(), shot)
     assert shot.stat().st_size > 10_000
+
+# At a 1280-pixel window: the width of the page against the window's, and the code blocks wider than their box.
+WIDTHS = ("new Promise(r => setTimeout(() => r([document.documentElement.scrollWidth, window.innerWidth, "
+          "[...document.querySelectorAll('.jp-Cell pre, .md-typeset pre')].filter(p => p.scrollWidth > p.clientWidth + 1)"
+          ".map(p => p.textContent.slice(0, 60))]), 100))")
+
+def sideways(browser, url):
+    "What scrolls sideways on `url` at 1280 pixels: the page itself (its width, if wider than the window) and its code blocks."
+    session, target = browser.open(url, width=1280, height=1000)
+    while browser.loaded() != session: pass
+    page, window, code = browser.send('Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=WIDTHS)['result']['value']
+    browser.send('Target.closeTarget', targetId=target)
+    return ([page] if page > window else []) + code
+
+def test_no_page_or_code_scrolls_sideways(site, tmp_path):
+    docs, rendered, browser = site
+    wide = tmp_path/'wide.html'                      # the check itself: a line of code wider than the page, in a cell that does not wrap
+    wide.write_text('<div class="jp-Cell"><pre style="white-space: pre">' + 'x = 1  ' * 300 + '</pre></div>')
+    assert sideways(browser, wide.as_uri())
+    assert {name: s for name in rendered if (s := sideways(browser, (docs/name).as_uri()))} == {}
