@@ -14,16 +14,9 @@ def named(name): return [f for f in FILES if Path(f).name == name]
 def test_no_file_over_5mb():
     assert [f for f in FILES if (ROOT/f).stat().st_size > S.MAX_FILE] == []
 
-# The 67 checkpoints that nothing loads are still committed in the old format (optimiser and generators included): removing
-# them is a diff of about 100 MB, which goes in a submission of its own. Until then these two checks fail, as they must;
-# strict, so that the marks have to go once the checkpoints do.
-PENDING = pytest.mark.xfail(strict=True, reason='67 unloaded old-format checkpoints are removed in a submission of their own')
-
-@PENDING
 def test_checkpoints_hold_weights_only():
     assert named('checkpoint.pt') and [w for f in named('checkpoint.pt') if (w := S.checkpoint_problem(ROOT/f))] == []
 
-@PENDING
 def test_every_checkpoint_is_loaded():
     load = S.loaders()
     assert [f for f in named('checkpoint.pt') if str(Path(f).parent) not in load] == []
