@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register', 'get_experiment', 'command',
-           'environment', 'rerun_command', 'report', 'hardware', 'plan_run', 'run_experiment', 'ensure_run', 'load_run',
-           'evaluate_run', 'format_curve', 'gpu_minutes']
+           'environment', 'rerun_command', 'report', 'machine', 'made_on', 'hardware', 'plan_run', 'run_experiment',
+           'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
 import os, json, shlex, socket, platform, subprocess, contextlib, dataclasses, typing
@@ -170,11 +170,23 @@ def report(run_dir, metric=None):
         ax.figure.tight_layout(); ax.figure.savefig(run_dir/'compute_curve.png', dpi=110); plt.close('all')
     return _read(run_dir, 'summary.json') if (run_dir/'summary.json').exists() else cfg
 
+# %% ../nbs/06_runs.ipynb #d1bd6615
+def machine(env) -> str:
+    "The hardware of a run's `env.json`, in words: '1 thread of a 2-core AMD EPYC, no GPU', or 'one NVIDIA H100'."
+    if env['device'] != 'cpu': return f"one {env['device_name']}"
+    n = env['threads']
+    return f"{n} thread{'s' * (n > 1)} of a {env['cpus']}-core {env['device_name']}, no GPU"
+
+def made_on(*envs) -> str:
+    "The machines of runs' `env.json`s, and whether one was made from a modified checkout (a commit marked '-dirty')."
+    dirty = any((e['commit'] or '').endswith('-dirty') for e in envs)
+    return ' and '.join(sorted({machine(e) for e in envs})) + ', made from a modified checkout' * dirty
+
 def hardware(summary):
     "Where and how long a run trained, from its summary: the line to print beside its figures."
     env = summary['env']
-    return (f"{summary['config']['updates']:,} updates in {summary['wall_time_s'] / 60:.1f} min on {env['cpus']} CPU cores "
-            f"({env['device_name']}, {env['threads']} threads), torch {env['torch']}, commit {(env['commit'] or 'unknown')[:7]}")
+    return (f"{summary['config']['updates']:,} updates in {summary['wall_time_s'] / 60:.1f} min on {machine(env)}; "
+            f"torch {env['torch']}, commit {(env['commit'] or 'unknown')[:7]}")
 
 # %% ../nbs/06_runs.ipynb #fde7a23e
 def _curve(setup, steps, device, progress=False):
