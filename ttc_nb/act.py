@@ -68,11 +68,11 @@ class _Pondering(nn.Module):
 # %% ../nbs/10_act.ipynb #d7559085
 class ACT(_Pondering):
     "Adaptive Computation Time around a recurrent `cell`: ponder on each input until the halting units reach 1-`eps`."
-    def __init__(self, cell, n_in:int, n_out, eps=0.01, halt_bias=1.):
+    def __init__(self, cell, n_in:int, n_out, eps=0.01, halt_bias=1., fixed:bool=False):
         if not 0 < eps < 1: raise ValueError(f"eps must be in the open interval (0, 1), got {eps}")
         _check_cell(cell, n_in + 1, f"n_in + 1 = {n_in} inputs and the first-step flag")
         super().__init__(cell, n_out)                                   # halt: W_h, b_h; out: W_y, b_y
-        self.n_in, self.eps = n_in, eps
+        self.n_in, self.eps, self.fixed = n_in, eps, fixed                # fixed: no halting, M updates per input
         nn.init.constant_(self.halt.bias, halt_bias)
 
     def ponder(self, s, x, real, M):
@@ -82,9 +82,13 @@ class ACT(_Pondering):
         for n in range(1, M + 1):
             s = _update(self.cell, s, torch.cat([x, flag if n == 1 else 0 * flag], 1))   # s_t^n
             states.append(s); outs.append(self.out(s[0]))
+            if self.fixed: continue
             hs.append(torch.sigmoid(self.halt(s[0]))[:, 0])                          # h_t^n
             crossed = torch.stack(hs, -1).cumsum(-1)[:, -1] >= 1 - self.eps                # halting_probs's sums
             if (crossed | ~real).all(): break
+        if self.fixed:                                                      # all the probability on update M
+            N = torch.full((len(x),), M, device=x.device)
+            return s, outs[-1], N.float(), N, F.one_hot(N - 1, M).float()
         p, N = halting_probs(torch.stack(hs, -1), self.eps)                   # (B, updates), (B,)
         mean = lambda vs: (p.T[..., None] * torch.stack(vs)).sum(0)            # sum_n p_t^n v^n
         R = p.gather(1, N[:, None] - 1)[:, 0]
@@ -199,8 +203,10 @@ class ACTConfig(TrainConfig):
     tau: float = at_least(0., 1e-3)         # the time penalty
     eps: float = between(0., 1., 0.01)
     halt_bias: float = 1.
+    halting: str = one_of('act', 'fixed')  # act, or fixed: exactly M = train_steps updates per input, no halting
     bits: int = at_least(1, 64)            # parity: the input size
     train_max: int = at_least(0, 0)        # parity: most nonzero entries in training (0: all `bits`; fewer: extrapolation)
+    layout: str = one_of('random', 'prefix')  # parity: the nonzero entries at random places, or the first ones
     eval_size: int = at_least(1, 1000)
 
 def _data(cfg):
@@ -208,10 +214,11 @@ def _data(cfg):
     g = torch.Generator().manual_seed(cfg.seed + 1)                   # held-out data: its own seed
     if cfg.task == 'parity':
         hi = cfg.train_max or cfg.bits
-        f = lambda n, gen: parity_batch(n, cfg.bits, 1, hi, gen)
+        prefix = cfg.layout == 'prefix'
+        f = lambda n, gen: parity_batch(n, cfg.bits, 1, hi, gen, prefix)
         evals = {'test': [f(cfg.eval_size, g)]}
         if hi < cfg.bits:
-            evals['beyond training'] = [parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g)]
+            evals['beyond training'] = [parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g, prefix)]
         return f, cfg.bits, 2, evals
     f, n_in, n_out = SEQUENCE_TASKS[cfg.task]
     return f, n_in, n_out, {'test': [f(cfg.eval_size, g)]}
@@ -223,7 +230,7 @@ def act_loss(th, y, tau):
 
 def act_setup(cfg:ACTConfig):
     f, n_in, n_out, evals = _data(cfg)
-    model = ACT(CELLS[cfg.cell](n_in + 1, cfg.hidden), n_in, n_out, cfg.eps, cfg.halt_bias)
+    model = ACT(CELLS[cfg.cell](n_in + 1, cfg.hidden), n_in, n_out, cfg.eps, cfg.halt_bias, cfg.halting == 'fixed')
     return Setup(model, sample=lambda gen: f(cfg.batch_size, gen),
                  loss=lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau),
                  evals=evals, metrics={'error': sequence_error})

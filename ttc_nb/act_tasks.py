@@ -10,12 +10,13 @@ import torch, torch.nn.functional as F
 from .protocol import IGNORE
 
 # %% ../nbs/11_act_tasks.ipynb #e26dbff9
-def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None):
-    "`n` parity vectors of `bits` entries, between `lo` and `hi` of them +-1; targets: the parity of the +1s."
+def parity_batch(n:int, bits:int=64, lo:int=1, hi:int=None, gen=None, prefix:bool=False):
+    "`n` parity vectors of `bits` entries, between `lo` and `hi` of them +-1 (the first ones if `prefix`); targets: the parity of the +1s."
     hi = bits if hi is None else hi
     if not 1 <= lo <= hi <= bits: raise ValueError(f"need 1 <= lo <= hi <= bits={bits}, got lo={lo}, hi={hi}")
     k = torch.randint(lo, hi + 1, (n, 1), generator=gen)                            # nonzero entries
-    place = torch.rand(n, bits, generator=gen).argsort(1).argsort(1) < k           # k random places
+    rank = torch.arange(bits).expand(n, bits) if prefix else torch.rand(n, bits, generator=gen).argsort(1).argsort(1)
+    place = rank < k                                                                # k random places, or the first k
     x = place * (torch.randint(0, 2, (n, bits), generator=gen) * 2 - 1)
     return x.float()[:, None], ((x == 1).sum(1) % 2)[:, None]
 
