@@ -16,7 +16,7 @@ from .protocol import Thoughts
 from .losses import progressive_loss
 from .train import at_least, between, one_of, positive
 from .files import MetricsLog, load_json
-from .runs import Experiment, register
+from .runs import Experiment, register, made_on
 from .rrn import RRN
 from .sudoku_task import SudokuConfig, sudoku_setup, sudoku_costs
 
@@ -306,16 +306,12 @@ register(Experiment('sudoku-deq', "the recurrent relational network solved to it
 
 # %% ../nbs/43_deq.ipynb #9e9c2744
 def _made(R, *runs) -> str:
-    "The scale and hardware of runs under `R`, in words, from their config.json and env.json."
-    out = []
-    for run in runs:
-        c, env = load_json(R/run/'config.json')['config'], load_json(R/run/'env.json')
-        out.append(f"{run}: width {c['hidden']}, {c['updates']:,} updates of {c['batch_size']} puzzles of "
-                   f"{c['givens'][0]} to {c['givens'][1]} givens; {env['cpus']} cores of an {env['device_name']}"
-                   + (', no GPU' if env['device'] == 'cpu' else '')
-                   + (f", {env['threads']} thread" if env['threads'] == 1 else '')
-                   + (', made from a modified checkout' if env['commit'].endswith('-dirty') else ''))
-    return '; '.join(out)
+    "The scale and machine of runs under `R`, in words, from their config.json and env.json (`made_on`)."
+    def one(run):
+        c = load_json(R/run/'config.json')['config']
+        return (f"{run}: width {c['hidden']}, {c['updates']:,} updates of {c['batch_size']} puzzles of "
+                f"{c['givens'][0]} to {c['givens'][1]} givens, on {made_on(load_json(R/run/'env.json'))}")
+    return '; '.join(one(run) for run in runs)
 
 def _solved(R, run, at=None) -> dict:
     "{band: share of its test puzzles solved} at `at` iterations (default: its training iterations) of a run."
@@ -345,17 +341,16 @@ def reproduction(results=Path('results')) -> list:
     sec = {(r['model'], r['iterations']): r['s_per_update'] for r in bench['results']}
     its = sorted({n for _, n in mib})
     deq, less = [mib['deq', n] for n in its], {n: 1 - mib['deq', n] / mib['rrn', n] for n in its}
-    env = bench['env']
-    bench_scale = (f"one update of the `{bench['preset']}` preset's network and batch at {its[0]} to {its[-1]} "
-                   f"iterations; {env['cpus']} cores of an {env['device_name']}, no GPU"
-                   + (', made from a modified checkout' if env['commit'].endswith('-dirty') else ''))
+    bench_scale = (f"one update of the `{bench['preset']}` preset's network and batch at {its[0]} to "
+                   f"{its[-1]} iterations, on {made_on(bench['env'])}")
     # accuracy against the unrolled RRN
     at, rrn, best, rrn_best = _solved(R, 'cpu'), _solved(R, 'rrn-cpu'), _best(R, 'cpu'), _best(R, 'rrn-cpu')
     # stability: no cure, the Frobenius penalty, the cure
     no_cure, cured = _logged(R, 'no-cure'), _logged(R, 'cured')
     spent = [r for r in no_cure if r['update'] >= 60]
     frob = {p: _logged(R, f'probes/{p}-jac_reg=1') for p in ('implicit', 'phantom')}
-    back = {p: next(r['update'] for r in recs if r['rho'] > 0.99 and r['update'] > 100) for p, recs in frob.items()}
+    back = {p: next(r['update'] for r in recs if r['rho'] > 0.99 and r['update'] > 100)
+            for p, recs in frob.items()}
     after = {p: min(r['unconverged'] for r in recs if r['update'] >= back[p]) for p, recs in frob.items()}
     c = config('probes/implicit-jac_reg=1')
     D = (c['box'][0] * c['box'][1]) ** 2 * 2 * c['hidden']                      # the state: [h; s] of every cell
@@ -364,8 +359,8 @@ def reproduction(results=Path('results')) -> list:
     per = {run: wall(run) / config(run)['updates'] for run in (ph, im)}
     above = sum(r['rho'] > 1 for r in _logged(R, ph))
     return [
-        dict(figure='Bai, Kolter and Koltun (2019), abstract and Table 3: training memory does not grow with depth, '
-                    'up to 88% below the explicit network',
+        dict(figure='Bai, Kolter and Koltun (2019), abstract and Table 3: training memory does not grow with '
+                    'depth, up to 88% below the explicit network',
              paper='constant in depth; up to 88% less', scale=bench_scale,
              ours=f"DEQ {min(deq)} to {max(deq)} MiB at {its[0]} to {its[-1]} iterations; the unrolled RRN "
                   f"{mib['rrn', its[0]]} to {mib['rrn', its[-1]]} MiB; {less[its[-1]]:.0%} less at {its[-1]}",
@@ -373,22 +368,23 @@ def reproduction(results=Path('results')) -> list:
              why=f'flat in the iterations, so the saving grows with them: 88% or more from '
                  f'{min(n for n in its if less[n] >= .88)} iterations on; each update is slower '
                  f"({sec['deq', its[0]]:.2f} s against {sec['rrn', its[0]]:.2f} s at {its[0]} iterations)"),
-        dict(figure='Bai, Kolter and Koltun (2019), abstract and section 5: as accurate as the weight-tied network '
-                    'of as many parameters',
+        dict(figure='Bai, Kolter and Koltun (2019), abstract and section 5: as accurate as the weight-tied '
+                    'network of as many parameters',
              paper='on par or better', scale=_made(R, 'cpu', 'rrn-cpu'),
              ours='test puzzles solved at the training iterations (DEQ 30, RRN 8): '
                   + ', '.join(f'{b} {pct(at[b])} against {pct(rrn[b])}' for b in at),
              verdict='met' if all(at[b] >= rrn[b] for b in at) else 'not met',
-             why=f"at the iterations each network was trained for; run longer, the RRN solves more (27-33 givens: "
-                 f"best {pct(rrn_best['27-33'])} against {pct(best['27-33'])}), and the DEQ learned its accuracy "
-                 'unrolled, in pretraining'),
+             why=f"at the iterations each network was trained for; run longer, the RRN solves more (27-33 "
+                 f"givens: best {pct(rrn_best['27-33'])} against {pct(best['27-33'])}), and the DEQ learned its "
+                 'accuracy unrolled, in pretraining'),
         dict(figure='Bai, Koltun and Kolter (2021), abstract: equilibrium models bring potential instability',
              paper='unstable fixed-point solves', scale=_made(R, 'no-cure'),
              ours=f"spectral radius past 1 at update {next(r['update'] for r in no_cure if r['rho'] >= 1)}; from "
                   f"update 60 on, every forward solve ran its {int(max(r['iters'] for r in spent))} iterations "
                   'without meeting the tolerance',
              verdict='met' if all(r['unconverged'] == 1 for r in spent) else 'not met',
-             why='unstable within the first hundred updates, but accuracy kept rising: no collapse in 1,000 updates'),
+             why='unstable within the first hundred updates, but accuracy kept rising: no collapse in 1,000 '
+                 'updates'),
         dict(figure='Bai, Koltun and Kolter (2021), abstract: the Jacobian (Frobenius) penalty stabilises the '
                     'forward and backward solves',
              paper='stable solves', scale=_made(R, 'probes/implicit-jac_reg=1', 'probes/phantom-jac_reg=1'),
@@ -396,15 +392,16 @@ def reproduction(results=Path('results')) -> list:
                   f"{back['phantom']} (phantom); from then on {min(after.values()):.0%} or more of the solves "
                   'missed the tolerance',
              verdict='met' if max(after.values()) < .5 else 'not met',
-             why=f"the norm averages over the state's {D:,} directions while a few saturated forget gates reach a "
-                 f"gain of 1; our cap and radius penalty (`cured`) kept the radius at most "
-                 f"{max(r['rho'] for r in cured):.2f} over {cured[-1]['update']:,} updates, every solve converged, "
-                 'but learned slowly'),
+             why=f"the norm averages over the state's {D:,} directions while a few saturated forget gates "
+                 f"reach a gain of 1; our cap and radius penalty (`cured`) kept the radius at most "
+                 f"{max(r['rho'] for r in cured):.2f} over {cured[-1]['update']:,} updates, every solve "
+                 'converged, but learned slowly'),
         dict(figure='Geng et al. (2021), abstract: the phantom gradient trains about 1.7 times faster than the '
                     'implicit one, as accurately or more',
              paper='backward passes about 1.7x faster, accuracy as good or better', scale=_made(R, ph, im),
-             ours=f"{per[im] / per[ph]:.1f} times faster per whole update ({per[ph]:.2f} s against {per[im]:.2f} s); "
-                  f"34-45 givens solved at best {pct(_best(R, ph)['34-45'])} against {pct(_best(R, im)['34-45'])}",
+             ours=f"{per[im] / per[ph]:.1f} times faster per whole update ({per[ph]:.2f} s against "
+                  f"{per[im]:.2f} s); 34-45 givens solved at best {pct(_best(R, ph)['34-45'])} against "
+                  f"{pct(_best(R, im)['34-45'])}",
              verdict='not comparable',
              why=f'faster and more accurate, as in the paper, but its spectral radius was above 1 at {above} of '
                  f'{len(_logged(R, ph))} logged updates: the network it trained has no fixed point, so it is not '
@@ -417,8 +414,8 @@ def reproduction(results=Path('results')) -> list:
                   f"{mib['rrn', its[0]]} MiB at {its[0]} iterations",
              verdict='met' if (wall('cpu') < wall('rrn-cpu') and at['34-45'] > rrn['34-45']
                                and mib['deq', its[0]] < mib['rrn', its[0]]) else 'not met',
-             why="with the unrolled pretraining and the capped forget gate of the `cpu` preset; at the iterations "
-                 'each was trained for'),
+             why="with the unrolled pretraining and the capped forget gate of the `cpu` preset; at the "
+                 'iterations each was trained for'),
         dict(figure="Ahegbebu (2021), 'Wrapping Up': every training run's accuracy collapsed to zero, hours into "
                     'training',
              paper='collapse after hours', scale=_made(R, 'no-cure', 'probes/cpu-one-thread'),
@@ -426,5 +423,5 @@ def reproduction(results=Path('results')) -> list:
                   f"{pct(valid('probes/cpu-one-thread')[-1])} at update 1,000 ({wall('no-cure') / 60:.0f} and "
                   f"{wall('probes/cpu-one-thread') / 60:.0f} minutes)",
              verdict='not comparable',
-             why='minutes of training at the `cpu` scale, not hours; the `gpu` preset, never run, is sized to look '
-                 'for it')]
+             why='minutes of training at the `cpu` scale, not hours; the `gpu` preset, never run, is sized to '
+                 'look for it')]

@@ -18,7 +18,7 @@ from pathlib import Path
 from .protocol import Recurrent, Thoughts
 from .files import load_json, save_json, MetricsLog
 from .train import TrainConfig, at_least, one_of
-from .runs import Setup, Experiment, register, load_run
+from .runs import Setup, Experiment, register, load_run, made_on
 from .transformer import TransformerConfig, Block, MLP, Positions
 
 # %% ../nbs/30_looped.ipynb #66114f1d
@@ -345,13 +345,11 @@ def plot_by_k(curves:dict, ax=None, title=None, ylim=(1e-4, 2)):
 
 # %% ../nbs/30_looped.ipynb #eb03755a
 def run_scale(run) -> str:
-    "How a run was made, from its config.json, summary.json and env.json: size, updates, minutes, hardware, checkout."
+    "How a run was made, from its config.json, summary.json and env.json: size, updates, minutes, `made_on`."
     c, s, env = (load_json(Path(run)/f) for f in ('config.json', 'summary.json', 'env.json'))
-    c, n = c['config'], env['threads']
+    c = c['config']
     return (f"d = {c['d']}, width {c['n_embd']}, {c['updates']:,} updates of {c['batch_size']}, "
-            f"{s['wall_time_s'] / 60:.1f} min on {n} thread{'s' * (n > 1)} of a {env['cpus']}-core {env['device_name']}"
-            + (', no GPU' if env['device'] == 'cpu' else '')
-            + (', made from a modified checkout' if env['commit'].endswith('-dirty') else ''))
+            f"{s['wall_time_s'] / 60:.1f} min on {made_on(env)}")
 
 # %% ../nbs/30_looped.ipynb #03d31210
 def loop_targets(e:dict, b:int, least_squares, d:int) -> dict:

@@ -15,7 +15,7 @@ import torch, torch.nn as nn, torch.nn.functional as F
 from .protocol import Thoughts, IGNORE, accuracy, exact
 from .train import TrainConfig, at_least
 from .files import load_json
-from .runs import Setup, Experiment, register, UsageError
+from .runs import Setup, Experiment, register, UsageError, made_on
 from .transformer import TransformerConfig, Encoder
 import ttc_nb.rasp as R
 from .rasp_lang import library
@@ -244,16 +244,13 @@ def _scale(runs:dict) -> str:
         return vals.pop()
     short = min(c['max_len'] for c in cfgs)
     longer = sorted({(c['program'], c['max_len']) for c in cfgs if c['max_len'] > short})
-    gpu = lambda e: ', no GPU' if e['device'] == 'cpu' else ''
-    where = sorted({f"{e['cpus']} cores of an {e['device_name']}{gpu(e)}" for e in envs})
-    dirty = any(e['commit'].endswith('-dirty') for e in envs)
     return (f"`cpu` preset: {one('alphabet')} letters, inputs of up to {short} tokens"
             + ''.join(f' ({n} for {p})' for p, n in longer)
             + f", {one('train_size'):,} training inputs, {one('updates'):,} updates of {one('batch_size')}; "
-            + ', '.join(where) + ('; made from a modified checkout' if dirty else ''))
+            + made_on(*envs))
 
 def reproduction(results=Path('results')) -> list:
-    "The rows of the reproduction table of Weiss et al. (2021), from the analysis and the committed runs in `results`."
+    "The reproduction rows of Weiss et al. (2021), from the analysis and the committed runs in `results`."
     runs, match = run_summaries(results), load_json(Path(results)/'rasp'/'attention.json')
     scale, pct = _scale(runs), lambda x: f'{100 * x:.2f}%'
     counts = {p: analyse(library(p).output) for p in TABLE1_PROGRAMS}
@@ -272,8 +269,8 @@ def reproduction(results=Path('results')) -> list:
         return dict(figure=f'Table 1: {p} with one layer fewer, accuracy per position',
                     paper=f"{PAPER_ACC[p, 'layers-1']}%", ours=pct(runs[p, 'layers-1']['acc']), scale=scale,
                     verdict='not comparable',
-                    why='a layer fewer fails here too, but on inputs of at most 10 tokens one layer gets far more '
-                        "positions right than on the paper's inputs of up to 100")
+                    why='a layer fewer fails here too, but on inputs of at most 10 tokens one layer gets far '
+                        "more positions right than on the paper's inputs of up to 100")
     return [
         dict(figure='Table 1: layers and most heads in a layer of seven programs (all but Dyck-2)',
              paper=sizes(PAPER_COUNTS), ours=sizes(ours), scale='the library programs, analysed; no training',
@@ -284,28 +281,30 @@ def reproduction(results=Path('results')) -> list:
              ours=f"{d2.layers} layers, heads {', '.join(map(str, d2.head_counts))}",
              scale='the library program, analysed; no training',
              verdict='not comparable' if d2.head_counts == [1, 2, 1, 1] else 'not met',
-             why="the paper counts a selector that keeps one best key per row, which RASP lacks; without it the "
-                 "authors' own program (tech-srl/RASP, paper_examples.rasp) is 4 layers, heads 1, 2, 1, 1, as ours"),
+             why="the paper counts a selector that keeps one best key per row, which RASP lacks; without it "
+                 "the authors' own program (tech-srl/RASP, paper_examples.rasp) is 4 layers, heads 1, 2, 1, 1, "
+                 "as ours"),
         dict(figure='Table 1: accuracy per position at the predicted sizes, the lowest of the eight',
              paper=f'{most_freq}% (most-freq)',
              ours=f'{pct(acc[low])} ({low}); the other seven {pct(sorted(acc.values())[1])} or more',
              scale=scale, verdict='met' if 100 * acc[low] >= most_freq else 'not met',
-             why='every program is learned at its predicted size, the most-frequent sort least well, as in the paper; '
-                 'on inputs of at most 10 tokens, not 100'),
+             why='every program is learned at its predicted size, the most-frequent sort least well, as in the '
+                 'paper; on inputs of at most 10 tokens, not 100'),
         fewer('reverse'),
         fewer('hist2_bos'),
-        dict(figure='Section 5 and Figure 1: trained with attention supervision, the heads attend as the selectors',
+        dict(figure='Section 5 and Figure 1: trained with attention supervision, the heads attend as the '
+                    'selectors',
              paper='the heads follow the selectors',
-             ours=f"every supervised head's most-attended key is selected in {100 * sup_match:.1f}% of the rows or "
-                  f"more; accuracy per position {pct(sup_acc)} or more",
+             ours=f"every supervised head's most-attended key is selected in {100 * sup_match:.1f}% of the rows "
+                  f"or more; accuracy per position {pct(sup_acc)} or more",
              scale=scale + "; supervision weight 100, as in the authors' code",
              verdict='met' if sup_match >= .95 else 'not met',
-             why='every head of every program follows its selector, and accuracy per position stays within half a '
-                 'point of the unsupervised run, or rises'),
-        dict(figure='Section 5, Figures 4 and 5: trained without supervision, a transformer sometimes finds the '
-                    "program's attention",
+             why='every head of every program follows its selector, and accuracy per position stays within '
+                 'half a point of the unsupervised run, or rises'),
+        dict(figure='Section 5, Figures 4 and 5: trained without supervision, a transformer sometimes finds '
+                    "the program's attention",
              paper='sometimes',
-             ours=f'{len(own)} of {len(TABLE1_PROGRAMS)} programs, every head matching in 95% of the rows or more: '
-                  + ', '.join(own),
+             ours=f'{len(own)} of {len(TABLE1_PROGRAMS)} programs, every head matching in 95% of the rows or '
+                  'more: ' + ', '.join(own),
              scale=scale, verdict='met' if own else 'not met',
              why='the other programs reach their accuracy with attention of their own')]

@@ -15,7 +15,7 @@ from .protocol import Recurrent, exact
 from .losses import stepwise_progressive_loss
 from .train import at_least, between, one_of
 from .files import atomic_write, load_json
-from .runs import Experiment, register
+from .runs import Experiment, register, made_on
 from .sudoku import geometry
 from .sudoku_task import SudokuConfig, sudoku_setup, sudoku_costs
 
@@ -197,25 +197,20 @@ def animate(probs, puzzle, solution, path, box=(3, 3), ms:int=300):
     return atomic_write(path, lambda f: frames[0].save(f, format='GIF', save_all=True, append_images=frames[1:], duration=ms, loop=0))
 
 # %% ../nbs/42_rrn.ipynb #0629506e
-PAPER_SOLVED_17 = .966    # Palm et al. (2018), Table 1: the share of 17-given puzzles the RRN solves after 64 steps
-
-def _machine(env):
-    "The machine of a run's `env.json`, named as hardware."
-    if env['device'] != 'cpu': return f"one {env['device_name']}"
-    return f"{env['threads']} thread{'s' * (env['threads'] > 1)} of a {env['cpus']}-core {env['device_name']}, no GPU"
+PAPER_SOLVED_17 = .966    # Palm et al. (2018), Table 1: the share of 17-given puzzles solved after 64 steps
 
 def _scale(**runs):
-    "A reproduction row's `scale`: each named run summary's network, data, training and machine, and a modified checkout."
+    "A reproduction row's `scale`: each named run summary's network, data, training and machine (`made_on`)."
     def one(name, s):
-        c, dirty = s['config'], s['env']['commit'].endswith('-dirty')
+        c = s['config']
         return (f"`{name}`: width {c['hidden']}, {c['mlp_layers']}-layer MLPs, {c['train_steps']} training steps, "
-                f"{c['updates']:,} updates of {c['batch_size']} on {c['train_size']:,} puzzles with {c['givens'][0]} to "
-                f"{c['givens'][1]} givens, {s['wall_time_s'] / 60:.0f} min on {_machine(s['env'])}"
-                + ', made from a modified checkout' * dirty)
+                f"{c['updates']:,} updates of {c['batch_size']} on {c['train_size']:,} puzzles with "
+                f"{c['givens'][0]} to {c['givens'][1]} givens, {s['wall_time_s'] / 60:.0f} min on "
+                + made_on(s['env']))
     return '; '.join(one(k, s) for k, s in runs.items())
 
 def reproduction(results=Path('results')) -> list:
-    "The reproduction rows of Palm et al. (2018) and Bansal et al. (2022), from the run summaries under `results`/rrn."
+    "The reproduction rows of Palm et al. (2018) and Bansal et al. (2022), from the runs under `results`/rrn."
     run = lambda d: load_json(Path(results)/'rrn'/d/'summary.json')
     cpu, long, old = run('cpu'), run('cpu-long'), run('stepwise')
     at = lambda s, band, steps: next(r['exact'] for r in s['curve'] if (r['set'], r['steps']) == (band, steps))
@@ -232,18 +227,20 @@ def reproduction(results=Path('results')) -> list:
     return [
         dict(figure='Palm et al. (2018), Table 1: puzzles with 17 givens, the hardest, solved after 64 steps',
              paper=pct(PAPER_SOLVED_17),
-             ours=f"no 17-given puzzles; minimal puzzles solved after 64 steps: {pct(at(cpu, 'minimal', 64))} (`cpu`), "
-                  f"{pct(at(long, 'minimal', 64))} (`cpu-long`)",
+             ours=f"no 17-given puzzles; minimal puzzles solved after 64 steps: {pct(at(cpu, 'minimal', 64))} "
+                  f"(`cpu`), {pct(at(long, 'minimal', 64))} (`cpu-long`)",
              scale=both, verdict='not comparable',
-             why='our generator stops at minimal puzzles, with more givens than 17, so the figure cannot be measured; '
-                 'on those easier puzzles our networks solve far fewer'),
-        dict(figure="Palm et al. (2018), Table 1 and Figure 4: puzzles with more givens than the hardest, within the "
-                    "paper's 17 to 34",
-             paper=f'{pct(PAPER_SOLVED_17)} of the hardest, with 17 givens, after 64 steps; puzzles with more givens are easier',
-             ours=f"after 64 steps: {pct(harder[0])} with 27 to 33 givens (`cpu`); {pct(harder[1])} with 27 to 32 and "
-                  f"{pct(harder[2])} with 33 to 38 (`cpu-long`)",
+             why='our generator stops at minimal puzzles, with more givens than 17, so the figure cannot be '
+                 'measured; on those easier puzzles our networks solve far fewer'),
+        dict(figure="Palm et al. (2018), Table 1 and Figure 4: puzzles with more givens than the hardest, "
+                    "within the paper's 17 to 34",
+             paper=f'{pct(PAPER_SOLVED_17)} of the hardest, with 17 givens, after 64 steps; puzzles with more '
+                   'givens are easier',
+             ours=f"after 64 steps: {pct(harder[0])} with 27 to 33 givens (`cpu`); {pct(harder[1])} with 27 to 32 "
+                  f"and {pct(harder[2])} with 33 to 38 (`cpu-long`)",
              scale=both, verdict='met' if min(harder) >= PAPER_SOLVED_17 else 'not met',
-             why="on puzzles easier than the paper's hardest, networks far smaller in training than the paper's solve fewer"),
+             why="on puzzles easier than the paper's hardest, networks far smaller in training than the paper's "
+                 'solve fewer'),
         dict(figure='Palm et al. (2018), Figure 4: more steps at test time than in training solve more puzzles',
              paper='trained with 32 steps, more puzzles solved at 64',
              ours=f"the paper's loss, trained with {TL} steps: {by_band}", scale=_scale(**{'cpu-long': long}),
@@ -253,8 +250,9 @@ def reproduction(results=Path('results')) -> list:
         dict(figure='Bansal et al. (2022), abstract: the progressive loss prevents overthinking',
              paper='accuracy holds as the iterations at test time grow far past those of training',
              ours=f"the progressive loss, trained with {T} steps: every set at its best at {last} steps (27-33: "
-                  f"{pct(at(cpu, '27-33', T))} at {T}, {pct(at(cpu, '27-33', last))} at {last}); the paper's loss, "
-                  f"same network: 27-33 {pct(at(old, '27-33', 2 * T))} at {2 * T}, {pct(at(old, '27-33', last))} at {last}",
+                  f"{pct(at(cpu, '27-33', T))} at {T}, {pct(at(cpu, '27-33', last))} at {last}); the paper's "
+                  f"loss, same network: 27-33 {pct(at(old, '27-33', 2 * T))} at {2 * T}, "
+                  f"{pct(at(old, '27-33', last))} at {last}",
              scale=_scale(cpu=cpu, stepwise=old), verdict='met' if holds and falls else 'not met',
-             why=f'trained with {T} steps, the network is at its best at {last // T} times as many with the progressive loss, '
-                 "and overthinks on every band with the paper's loss")]
+             why=f'trained with {T} steps, the network is at its best at {last // T} times as many with the '
+                 "progressive loss, and overthinks on every band with the paper's loss")]
