@@ -9,11 +9,11 @@ LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
 # The layers, bottom up. A module imports only modules of lower layers, or earlier ones in its own foundation layer;
 # a method imports another method only where it builds on it (BUILDS_ON).
 FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'tables', 'prefix_parity']
-BLOCKS = ['transformer', 'sudoku', 'sudoku_task']
-METHODS = ['act_tasks', 'act', 'rasp', 'rasp_grammar', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence_tasks', 'recurrence']
+BLOCKS = ['transformer', 'solvers', 'sudoku', 'sudoku_task']
+METHODS = ['act_tasks', 'act', 'rasp', 'rasp_grammar', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'looped_tasks', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence_tasks', 'recurrence']
 TOP = ['cli']
 BUILDS_ON = {'deq': {'rrn'}, 'pgadj': {'rrn'},                                    # both are the RRN with another graph or solver
-             'act': {'act_tasks'}, 'recurrence': {'recurrence_tasks'},           # a method and the data of its paper's tasks
+             'act': {'act_tasks'}, 'looped': {'looped_tasks'}, 'recurrence': {'recurrence_tasks'},   # a method and its tasks' data
              'rasp_grammar': {'rasp'}, 'rasp_lang': {'rasp', 'rasp_grammar'},     # the RASP passes, in order
              'rasp_analysis': {'rasp', 'rasp_lang'}, 'rasp_train': {'rasp', 'rasp_lang', 'rasp_analysis'}}
 
