@@ -76,6 +76,12 @@ def test_the_checks_fail_on_a_cycle_and_on_an_import_upwards(tmp_path):
     assert cycle(g) in (['protocol', 'train', 'protocol'], ['train', 'protocol', 'train'])
     assert layer_violations(g) == ['act -> looped', 'protocol -> train']
 
+MAX_LINES = 420   # ours: "about 400", a module a reader can hold in mind and name in one sentence; 5% slack
+
+def test_no_module_is_far_over_400_lines():
+    lines = {m: len((LIB/f'{m}.py').read_text().splitlines()) for m in modules()}
+    assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
+
 def public_names():
     "{module: its __all__}, read from the source without importing."
     out = {}
