@@ -1,5 +1,10 @@
-"""The documentation site: built offline, every page loaded in headless Chromium, every internal link resolved,
-every notebook page titled. A screenshot of the index page is saved as _build/index.png."""
+"""The documentation site: built offline, then every page loaded in one headless Chromium at a desktop's width (1280
+pixels) and a phone's (390) and checked: the pages are the notebooks' (titled as their notebooks) and the API page,
+and nothing else; links resolve; every Markdown table became a table; no page scrolls sideways; no code block scrolls
+sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's whole width; a figure shrunk to fit
+opens at full size; nowhere "Call self as a function.". Each check is shown to catch a made-up bad page.
+One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures wider than 1.5 times
+the column, which a reader must open to read)."""
 import base64, json, os, re, select, shutil, subprocess, sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -10,17 +15,19 @@ from conftest import ROOT
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
          '--disable-sync', '--no-first-run', '--disable-quic']
-NOTEBOOK_PAGES = {'index': 'ttc_nb', 'protocol': 'The protocol: models that can think longer', 'losses': 'Losses: making every iteration count',
-                  'files': 'Files that survive a kill', 'plots': 'Plots', 'processes': 'Processes: stopping on time, and training in many',
-                  'train': 'Training: one loop for every experiment', 'runs': 'Runs: experiments, presets and run directories',
-                  'tables': 'Tables: results read from their runs',
-                  'prefix_parity': 'Prefix parity: thinking longer on longer strings', 'cli': 'The ttc command line',
-                  'act': 'Adaptive Computation Time', 'sudoku': 'Sudoku: puzzles, an exact solver and the constraint graph', 'sudoku_task': 'The Sudoku task',
-                  'rrn': 'Recurrent relational networks', 'deq': 'Deep equilibrium GNN',
-                  'rasp': 'RASP: Thinking Like Transformers', 'rasp_grammar': 'The RASP grammar', 'rasp_lang': 'The RASP language',
-                  'rasp_analysis': 'How many layers and heads', 'transformer': 'Transformer blocks',
-                  'rasp_train': 'Transformers that follow RASP programs', 'looped': 'Looped transformers',
-                  'pgadj': 'Learned adjacencies'}
+WIDTHS = {'desktop': 1280, 'phone': 390}
+SHOTS = ROOT/'_build'/'screenshots'
+MAX_SHOT = 12_000              # pixels of a page's height in its screenshot: the longest pages are cut there
+
+def notebook_pages():
+    "{page: title} of the notebooks in nbs/: nbdev names a page after its notebook without the number, titles it by its `# Title` cell."
+    out = {}
+    for p in sorted((ROOT/'nbs').glob('*.ipynb')):
+        heads = [s.splitlines()[0] for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'markdown'
+                 for s in [''.join(c['source']).lstrip()] if s.startswith('# ')]
+        assert heads, f'{p.name} has no `# Title` cell'
+        out[re.sub(r'^\d+_', '', p.stem)] = re.sub(r'[*`]', '', heads[0][2:]).strip()
+    return out
 
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."
@@ -39,6 +46,77 @@ class Page(HTMLParser):
         if tag == 'h1': self._in_h1 = False
     def handle_data(self, d):
         if self._in_h1: self.h1[-1] += d
+
+# What a page shows once loaded and its scripts have run (KaTeX at DOMContentLoaded, mkdocs-material and figures.js at load).
+PROBE = r"""(async () => {
+  await new Promise(r => setTimeout(r, 100));
+  const root = document.documentElement, vw = root.clientWidth;
+  const visible = e => e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const label = e => ((e && e.textContent) || '').trim().replace(/\s+/g, ' ').slice(0, 60);
+  const prompts = [...document.querySelectorAll('[class*="Prompt"]')].filter(visible).map(label);
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode());)
+    if (/^(In|Out)\s*\[[\d\s]*\]:?$/.test(n.textContent.trim()) && visible(n.parentElement)) prompts.push(n.textContent.trim());
+  const stiff = [];                 // code that scrolls sideways although each of its words would fit: it does not wrap
+  for (const p of document.querySelectorAll('pre')) {
+    if (!visible(p) || p.scrollWidth <= p.clientWidth + 1) continue;
+    const s = getComputedStyle(p), room = p.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    const words = new Set(p.textContent.split(/\s+/)), ruler = document.createElement('span');
+    ruler.style.whiteSpace = 'pre'; (p.querySelector('code') || p).appendChild(ruler);
+    let widest = 0;
+    for (const w of words) { ruler.textContent = w; widest = Math.max(widest, ruler.getBoundingClientRect().width); }
+    ruler.remove();
+    if (widest <= room + 1) stiff.push(label(p));
+  }
+  const boxes = '.jupyter-wrapper .jp-InputArea-editor, .jupyter-wrapper .jp-RenderedMarkdown > pre, .md-content__inner > pre';
+  const narrow = [...document.querySelectorAll(boxes)].filter(visible)
+    .filter(b => { const r = b.getBoundingClientRect(); return r.left > 1 || r.right < vw - 1; }).map(label);
+  const heads = [...document.querySelectorAll('.md-content h1, .md-content h2, .md-content h3')];
+  const imgs = [...document.querySelectorAll('.md-content img')].filter(visible);
+  const shrunk = imgs.filter(i => i.naturalWidth > i.clientWidth + 1);
+  const figures = imgs.map(i => [label(heads.filter(h => h.compareDocumentPosition(i) & Node.DOCUMENT_POSITION_FOLLOWING).pop()),
+                                 i.src.startsWith('data:') ? '' : i.getAttribute('src'), i.naturalWidth, i.naturalHeight]);
+  shrunk.forEach(i => i.click());   // each opened at full size: it scrolls in its own box, not the page
+  const zoomed = root.scrollWidth;  // (reading it lays the page out again)
+  shrunk.forEach(i => i.click());
+  return {href: location.href, page: [Math.max(root.scrollWidth, zoomed), vw], prompts, stiff, narrow,
+          unzoomable: shrunk.filter(i => !i.classList.contains('zoomable')).map(i => i.getAttribute('src').slice(0, 60)),
+          figures, column: (document.querySelector('.md-content__inner') || root).clientWidth,
+          tables: document.querySelectorAll('table').length, call_self: root.outerHTML.includes('Call self as a function.'),
+          height: root.scrollHeight};
+})()"""
+
+CHECKS = {
+    'the page scrolls sideways': lambda r: [f"{r['page'][0]} px wide in a {r['page'][1]} px window"] if r['page'][0] > r['page'][1] else [],
+    'In/Out prompts are shown': lambda r: r['prompts'],
+    'code scrolls sideways where it could wrap': lambda r: r['stiff'],
+    "code does not use a phone's whole width": lambda r: r['narrow'] if r['width'] < 600 else [],
+    'a figure shrunk to fit cannot be opened at full size': lambda r: r['unzoomable'],
+    'a docstring reads "Call self as a function."': lambda r: ['in the page'] if r['call_self'] else [],
+}
+
+def problems(r):
+    "{check: what fails it} for a probed page."
+    return {check: found for check, f in CHECKS.items() if (found := f(r))}
+
+# Markdown tables: a header row then a delimiter row (`|---|:-:|`), outside fenced code; HTML tables: `<table`.
+DELIMITER = re.compile(r'^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$')
+
+def tables_in_markdown(md):
+    md = re.sub(r'^(```|~~~).*?^\1', '', md, flags=re.M | re.S)
+    lines = md.splitlines()
+    return sum(1 for a, b in zip(lines, lines[1:]) if '|' in a and '-' in b and DELIMITER.match(b)) + md.count('<table')
+
+def tables_in_source(nb):
+    "The tables a processed notebook asks for: in its Markdown cells, its Markdown outputs and its HTML outputs."
+    n = 0
+    for c in nb['cells']:
+        if c['cell_type'] == 'markdown': n += tables_in_markdown(''.join(c['source']))
+        for o in c.get('outputs', []):
+            d = o.get('data', {})
+            if 'text/markdown' in d: n += tables_in_markdown(''.join(d['text/markdown']))
+            elif 'text/html' in d: n += ''.join(d['text/html']).count('<table')
+    return n
 
 class Browser:
     "One headless Chromium driven over its DevTools pipe: every page loads in it, without a browser process each."
@@ -79,60 +157,71 @@ class Browser:
             if m.get('method') == 'Page.loadEventFired': self.loads.append(m['sessionId'])
         return self.loads.pop(0)
 
-    def open(self, url, **metrics):
-        "Start loading `url` in a new tab (with `metrics`, the window's size, if given); its session and target ids."
+    def open(self, url, width):
+        "Start loading `url` in a new tab `width` pixels wide (a phone's scrollbars take no room); its session and target ids."
         target = self.send('Target.createTarget', url='about:blank')['targetId']
         session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
-        if metrics: self.send('Emulation.setDeviceMetricsOverride', session, deviceScaleFactor=1, mobile=False, **metrics)
+        self.send('Emulation.setDeviceMetricsOverride', session, width=width, height=900, deviceScaleFactor=1, mobile=False)
+        if width < 600: self.send('Emulation.setScrollbarsHidden', session, hidden=True)
         self.send('Page.enable', session)
         r = self.send('Page.navigate', session, url=url)
         assert 'errorText' not in r, (url, r['errorText'])
         return session, target
 
-    def doms(self, urls, k=2):
-        "The DOM of each of `urls` once it has loaded and its scripts have run, `k` pages loading at a time."
-        out, todo, loading = {}, list(urls), {}
+    def visit(self, jobs, k=2):
+        """{(url, width): what PROBE found, plus the page's HTML at desktop width} for each `(url, width, shot)` of `jobs`,
+        `k` pages loading at a time; a screenshot of the page, down to MAX_SHOT pixels, saved as `shot` if given."""
+        out, todo, loading = {}, list(jobs), {}
         while todo or loading:
             while todo and len(loading) < k:
-                url = todo.pop(0); session, target = self.open(url); loading[session] = url, target
+                url, width, shot = todo.pop(0); session, target = self.open(url, width); loading[session] = url, width, shot, target
             session = self.loaded()
-            url, target = loading.pop(session)
-            href, out[url] = self.send('Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=SETTLED)['result']['value']
-            assert href == url, (href, url)
+            url, width, shot, target = loading.pop(session)
+            r = self.send('Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=PROBE)
+            assert 'exceptionDetails' not in r, (url, r['exceptionDetails'])
+            r = r['result']['value']
+            assert r['href'] == url, (r['href'], url)
+            if width == WIDTHS['desktop']:
+                r['html'] = self.send('Runtime.evaluate', session, returnByValue=True, expression='document.documentElement.outerHTML')['result']['value']
+            if shot:
+                clip = dict(x=0, y=0, width=width, height=min(r['height'], MAX_SHOT), scale=1)
+                self.send('Page.bringToFront', session)        # a tab in the background paints nothing
+                data = self.send('Page.captureScreenshot', session, format='jpeg', quality=70, clip=clip, captureBeyondViewport=True)['data']
+                shot.write_bytes(base64.b64decode(data))
+            out[url, width] = r | {'width': width}
             self.send('Target.closeTarget', targetId=target)
         return out
-
-    def screenshot(self, url, path):
-        "Save a PNG of `url` as a 1280 x 1000 window shows it."
-        session, target = self.open(url, width=1280, height=1000)
-        while self.loaded() != session: pass
-        self.send('Runtime.evaluate', session, awaitPromise=True, expression=SETTLED)
-        path.write_bytes(base64.b64decode(self.send('Page.captureScreenshot', session, format='png')['data']))
-        self.send('Target.closeTarget', targetId=target)
 
     def close(self):
         self.send('Browser.close')
         self.p.wait(timeout=60)
 
-# After the load event: the scripts' next task (KaTeX renders at DOMContentLoaded, mkdocs-material at load), then the DOM.
-SETTLED = "new Promise(r => setTimeout(() => r([location.href, document.documentElement.outerHTML]), 100))"
-
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
-    "The site, built once; the DOM of each of its pages as headless Chromium rendered it; the browser, for a screenshot."
+    "The site, built once; each page as headless Chromium showed it at each width; the browser, for the made-up bad pages."
     if not CHROMIUM: pytest.fail('chromium is not installed: apt-get install chromium (.ci/run does)')
     subprocess.run([sys.executable, str(ROOT/'tools'/'docs.py'), 'site'], cwd=ROOT, check=True)
     docs = ROOT/'docs'
     pages = sorted(p for p in docs.glob('*.html') if p.name != '404.html')
+    if SHOTS.exists(): shutil.rmtree(SHOTS)
+    SHOTS.mkdir(parents=True)
     browser = Browser(tmp_path_factory.mktemp('chromium'))
-    doms = browser.doms([p.as_uri() for p in pages])
-    yield docs, {p.name: doms[p.as_uri()] for p in pages}, browser
+    seen = browser.visit([(p.as_uri(), w, SHOTS/f'{p.stem}-{name}.jpg') for p in pages for name, w in WIDTHS.items()])
+    shown = {p.name: {name: seen[p.as_uri(), w] for name, w in WIDTHS.items()} for p in pages}
+    yield docs, shown, browser
     browser.close()
 
-def test_every_page_loads_links_resolve_and_notebooks_have_titles(site):
-    docs, rendered, _ = site
-    assert {Path(name).stem for name in rendered} >= set(NOTEBOOK_PAGES) | {'api'}
-    doms = {name: Page(html) for name, html in rendered.items()}
+def test_only_our_pages_each_titled_as_its_notebook(site):
+    docs, shown, _ = site
+    expected = notebook_pages()
+    assert {str(p.relative_to(docs)) for p in docs.rglob('*.html')} == {f'{page}.html' for page in expected} | {'api.html', '404.html'}
+    for page, title in expected.items():
+        h1 = [re.sub(r'\s+', ' ', t).strip(' ¶') for t in Page(shown[f'{page}.html']['desktop']['html']).h1]
+        assert title in h1, (page, h1)
+
+def test_links_resolve(site):
+    docs, shown, _ = site
+    doms = {name: Page(r['desktop']['html']) for name, r in shown.items()}
     broken = []
     for name, page in doms.items():
         for href in page.links:
@@ -141,47 +230,65 @@ def test_every_page_loads_links_resolve_and_notebooks_have_titles(site):
             target = (docs/name).parent/unquote(u.path) if u.path else docs/name
             if target.is_dir(): target = target/'index.html'
             if not target.exists(): broken.append(f'{name}: {href} (no such file)'); continue
-            if u.fragment and target.suffix == '.html' and u.fragment not in doms.get(target.name, Page(target.read_text())).ids:
-                broken.append(f'{name}: {href} (no such anchor)')
+            if u.fragment and target.suffix == '.html':
+                ids = doms[target.name].ids if target.name in doms else Page(target.read_text()).ids
+                if u.fragment not in ids: broken.append(f'{name}: {href} (no such anchor)')
     assert not broken, '\n'.join(broken)
-    for stem, title in NOTEBOOK_PAGES.items():
-        h1 = [re.sub(r'\s+', ' ', t).strip(' ¶') for t in doms[f'{stem}.html'].h1]
-        assert title in h1, (stem, h1)
+
+def test_every_markdown_table_is_rendered(site, tmp_path):
+    docs, shown, browser = site
+    # The check: a row whose code span holds a bare `|` has a column too many, and the renderer drops the whole table.
+    bad = tmp_path/'bad.ipynb'
+    bad.write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'id': 'bad', 'metadata': {}, 'source': '| target | what |\n|---|---|\n| `make slow` | runs `#| slow` cells |'}],
+                               'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}))
+    from mkdocs_jupyter.convert import nb2html
+    page = tmp_path/'bad.html'
+    page.write_text(nb2html(str(bad)))
+    r = browser.visit([(page.as_uri(), WIDTHS['desktop'], None)])[page.as_uri(), WIDTHS['desktop']]
+    assert (tables_in_source(json.loads(bad.read_text())), r['tables']) == (1, 0)
+    src = ROOT/'_build'/'src'
+    missing = {name: (want, got) for name, r in shown.items() if (s := src/name.replace('.html', '.ipynb')).exists()
+               and (want := tables_in_source(json.loads(s.read_text()))) != (got := r['desktop']['tables'])}
+    assert not missing, f'(tables in the source, tables in the page): {missing}'
 
 def test_math_is_rendered(site):
-    _, rendered, _ = site
-    assert 'class="katex"' in rendered['act.html']            # "The halting arithmetic": the paper's equations
+    _, shown, _ = site
+    assert 'class="katex"' in shown['act.html']['desktop']['html']          # "The halting arithmetic": the paper's equations
 
 def test_hidden_cells_and_directives_are_not_shown(site):
-    docs, rendered, _ = site
-    for name in rendered:
+    docs, shown, _ = site
+    for name in shown:
         html = (docs/name).read_text()
         assert '#| export' not in html and '#| hide' not in html and 'nbdev_export()' not in html, name
         assert 'show_doc(' not in html, name      # echo: false cells show their output only
 
-def test_screenshot_of_index(site):
+def test_checks_catch_a_bad_page(site, tmp_path):
+    "Each check of `CHECKS` finds what it looks for on a page made to have it, at both widths where it applies."
     docs, _, browser = site
-    shot = ROOT/'_build'/'index.png'
-    shot.unlink(missing_ok=True)
-    browser.screenshot((docs/'index.html').as_uri(), shot)
-    assert shot.stat().st_size > 10_000
+    img = next(p for p in (docs/'results').rglob('*.png'))
+    bad = tmp_path/'bad.html'
+    bad.write_text(f'''<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body>
+      <div class="md-content"><article class="md-content__inner md-typeset" style="margin: 0 16px"><div class="jupyter-wrapper">
+        <div class="jp-Cell"><div class="jp-InputPrompt">In [1]:</div><div class="jp-InputArea-editor"><pre>x = 1</pre></div></div>
+        <pre style="white-space: pre">{'x = 1  ' * 300}</pre>
+        <img src="{img.as_uri()}" style="max-width: 100px">
+        <div style="width: 2000px">wide</div><p>Call self as a function.</p>
+      </div></article></div></body></html>''')
+    seen = browser.visit([(bad.as_uri(), w, None) for w in WIDTHS.values()])
+    assert set(problems(seen[bad.as_uri(), WIDTHS['phone']])) == set(CHECKS)
+    assert set(problems(seen[bad.as_uri(), WIDTHS['desktop']])) == set(CHECKS) - {"code does not use a phone's whole width"}
 
-# At a 1280-pixel window: the width of the page against the window's, and the code blocks wider than their box.
-WIDTHS = ("new Promise(r => setTimeout(() => r([document.documentElement.scrollWidth, window.innerWidth, "
-          "[...document.querySelectorAll('.jp-Cell pre, .md-typeset pre')].filter(p => p.scrollWidth > p.clientWidth + 1)"
-          ".map(p => p.textContent.slice(0, 60))]), 100))")
+def test_every_page_at_both_widths(site):
+    _, shown, _ = site
+    failed = {f'{name} at {WIDTHS[width]} px': p for name, rs in shown.items() for width, r in rs.items() if (p := problems(r))}
+    assert not failed, json.dumps(failed, indent=1)
 
-def sideways(browser, url):
-    "What scrolls sideways on `url` at 1280 pixels: the page itself (its width, if wider than the window) and its code blocks."
-    session, target = browser.open(url, width=1280, height=1000)
-    while browser.loaded() != session: pass
-    page, window, code = browser.send('Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=WIDTHS)['result']['value']
-    browser.send('Target.closeTarget', targetId=target)
-    return ([page] if page > window else []) + code
-
-def test_no_page_or_code_scrolls_sideways(site, tmp_path):
-    docs, rendered, browser = site
-    wide = tmp_path/'wide.html'                      # the check itself: a line of code wider than the page, in a cell that does not wrap
-    wide.write_text('<div class="jp-Cell"><pre style="white-space: pre">' + 'x = 1  ' * 300 + '</pre></div>')
-    assert sideways(browser, wide.as_uri())
-    assert {name: s for name in rendered if (s := sideways(browser, (docs/name).as_uri()))} == {}
+def test_screenshots_and_wide_figures(site):
+    "A screenshot of every page at each width; the figures wider than 1.5 times the column listed for their notebooks' owners."
+    _, shown, _ = site
+    for name in shown:
+        for width in WIDTHS: assert (SHOTS/f"{name.removesuffix('.html')}-{width}.jpg").stat().st_size > 5_000, (name, width)
+    wide = [f"{name}: {w} x {h} px ({w / r['column']:.1f} times the {r['column']} px column), under '{head}'" + (f' ({src})' if src else '')
+            for name, rs in shown.items() for r in [rs['desktop']] for head, src, w, h in r['figures'] if w > 1.5 * r['column']]
+    (SHOTS/'wide_figures.txt').write_text(''.join(l + '\n' for l in wide))
+    print('\n'.join(['figures wider than 1.5 times the column:'] + wide))
