@@ -24,6 +24,9 @@ def test_standard_input():
     assert r.stdout == 'r = [c, b, a]\n', r.stderr
 
 def test_analyse_json():
+    # By hand, from the program (rasp_lang.PROGRAMS['hist2_bos']): layer 1 attends with two different selectors of tokens
+    # and indices alone, `hist`'s select(tokens, tokens, ==) and has_earlier_copy_bos's (tokens ==) and (indices <); layer 2
+    # with `same_count`, which reads both results: heads [2, 1].
     r = ttc('rasp', 'lib:hist2_bos', '--analyse', '--json', '--name', 'hist2_bos')
     assert json.loads(r.stdout) == {'layers': 2, 'heads': [2, 1], 'sops': {'hist2_bos': 2}}
 
