@@ -95,7 +95,7 @@ class ACT(_Pondering):
         return tuple(mean(v) for v in zip(*states)), mean(outs), N + R, N, p
 
     def forward(self, x, steps:int=100):
-        "Outputs (1, B, T, *out_shape) under time limit `steps`, for inputs `x` (B, T, n_in) or `(x, mask)`."
+        "Outputs `(1, B, T, *out_shape)` under time limit `steps`, for inputs `x` (B, T, n_in) or `(x, mask)`."
         _check_steps(steps)
         x, mask = _with_mask(x)
         if x.dim() != 3 or x.shape[-1] != self.n_in:
@@ -114,7 +114,7 @@ class ACT(_Pondering):
 
 # %% ../nbs/10_act.ipynb #ced4101d
 def act_reference(act:ACT, x, steps:int=100):
-    "ACT's outputs (B, T, *out_shape), rho and N (B, T), computed one sample, input and update at a time."
+    "ACT's outputs `(B, T, *out_shape)`, rho and N (B, T), computed one sample, input and update at a time."
     x, mask = _with_mask(x)
     ys, rhos, Ns = [], [], []
     for b in range(len(x)):
@@ -146,9 +146,9 @@ def geometric(lambda_p:float, steps:int):
     return torch.where(n < steps - 1, lambda_p * (1 - lambda_p) ** n, (1 - lambda_p) ** n)
 
 def pondernet_log_probs(a):
-    "log p_n for halting logits `a` (..., steps): p_n = lambda_n prod_{j<n} (1 - lambda_j), the last taking the rest."
+    "log p_n for halting logits `a` (..., steps): p_n is λ_n times the product of (1 − λ_j) over the steps j before n, the last step taking the rest."
     log_halt, log_go = F.logsigmoid(a), F.logsigmoid(-a)                       # log lambda_n, log(1 - lambda_n)
-    # sum_{j<n} log(1 - lambda_j)
+    # the sum of log(1 - lambda_j) over j < n
     before = torch.cat([torch.zeros_like(a[..., :1]), log_go[..., :-1].cumsum(-1)], -1)
     return before + torch.cat([log_halt[..., :-1], torch.zeros_like(a[..., -1:])], -1)
 
@@ -161,7 +161,7 @@ class PonderNet(_Pondering):
         self.n_in = n_in
 
     def forward(self, x, steps:int=20):
-        "The prediction (1, B, 1, *out_shape) at a halting step sampled under time limit `steps`; all steps' in `aux`."
+        "The prediction `(1, B, 1, *out_shape)` at a halting step sampled under time limit `steps`; all steps' in `aux`."
         _check_steps(steps)
         if x.dim() != 3 or x.shape[1] != 1 or x.shape[2] != self.n_in:
             raise ValueError(f"PonderNet takes one input per sample: shape (batch, 1, n_in={self.n_in}), "
@@ -229,6 +229,7 @@ def act_loss(th, y, tau):
     return L + tau * th.aux['rho'].sum() / len(y), {'ponder': th.aux['ponder'].mean().detach()}
 
 def act_setup(cfg:ACTConfig):
+    "The ACT experiment's `Setup` from `cfg`: an `ACT` around the `cell`, trained on the log-loss plus `tau` times the ponder cost, scored by `sequence_error`."
     f, n_in, n_out, evals = _data(cfg)
     model = ACT(CELLS[cfg.cell](n_in + 1, cfg.hidden), n_in, n_out, cfg.eps, cfg.halt_bias, cfg.halting == 'fixed')
     return Setup(model, sample=lambda gen: f(cfg.batch_size, gen),
@@ -242,6 +243,7 @@ class PonderConfig(ACTConfig):
     beta: float = at_least(0., 0.01)
 
 def pondernet_setup(cfg:PonderConfig):
+    "The PonderNet experiment's `Setup` from `cfg`, parity only: a `PonderNet` around the `cell`, trained with `pondernet_loss` (`beta`, `lambda_p`), scored by `sequence_error`."
     f, n_in, n_out, evals = _data(cfg)
     if cfg.task != 'parity': raise ValueError(f"PonderNet is set up for parity only, got task {cfg.task!r}")
     model = PonderNet(CELLS[cfg.cell](n_in, cfg.hidden), n_in, n_out)

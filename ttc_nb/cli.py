@@ -25,7 +25,9 @@ def load_modules():
 class Parser(argparse.ArgumentParser):
     "An argument parser whose errors are one line and exit code 2, and whose options are written in full."
     def __init__(self, *args, **kw): super().__init__(*args, allow_abbrev=False, **kw)
-    def error(self, message): self.exit(2, f'{self.prog}: error: {message}\n')
+    def error(self, message):
+        "Exit with code 2 after printing `message` as one line, `PROG: error: message`."
+        self.exit(2, f'{self.prog}: error: {message}\n')
 
 def _steps(s):
     try: steps = [int(o) for o in s.split(',')]
@@ -58,6 +60,7 @@ def _duration(s):
 
 # %% ../nbs/90_cli.ipynb #16209bff
 def cmd_list(args):
+    "`ttc list`: print each registered experiment with its presets and description, one a line."
     w = max(map(len, EXPERIMENTS))
     for name, e in sorted(EXPERIMENTS.items()): print(f"{name:{w}}  [{'|'.join(e.presets)}]  {e.description}")
 
@@ -75,6 +78,7 @@ def _dry_run(args):
     print(json.dumps(dict(experiment=exp.name, preset=preset, run_dir=str(run_dir), resume=args.resume, config=dataclasses.asdict(cfg)), indent=2))
 
 def cmd_run(args):
+    "`ttc run`: train an experiment (or resume it, plan it with `--dry-run`, or start `--nproc` processes) and print its compute curve, wall time and files."
     if args.compile and not args.resume: args.set.append('compile=true')
     if args.compile and args.resume and not _saved_run(args.out, args.experiment)['config'].get('compile'):
         raise UsageError(f"{args.out} was trained without --compile, and a resumed run keeps its config")
@@ -93,15 +97,18 @@ def cmd_run(args):
     print(f"results: {run_dir}/summary.json, curve.json, metrics.jsonl\nplots:   {run_dir}/compute_curve.png, {run_dir}/learning.png")
 
 def cmd_eval(args):
+    "`ttc eval`: recompute a trained run's compute curve at `--steps`, print it, and write `curve.json` and its plot."
     print(format_curve(evaluate_run(args.run_dir, args.steps, args.device)))
     print(f"written: {Path(args.run_dir)}/curve.json, {Path(args.run_dir)}/compute_curve.png")
 
 def cmd_report(args):
+    "`ttc report`: redraw a run's plots and print its summary, the curve left out, as JSON."
     s = report(args.run_dir)
     print(json.dumps({k: v for k, v in s.items() if k != 'curve'}, indent=2))
     print(f"plots: {Path(args.run_dir)}/compute_curve.png, {Path(args.run_dir)}/learning.png")
 
 def cmd_convert(args):
+    "`ttc convert-checkpoint`: rewrite an older checkpoint so that it loads with `weights_only=True`, or say that it does already."
     if convert_checkpoint(args.path, args.trust): print(f'{args.path}: converted; it loads with weights_only=True now')
     else: print(f'{args.path} loads with weights_only=True already: nothing to convert')
 

@@ -38,7 +38,9 @@ def save_json(obj, path):
     "Write `obj` as indented JSON, atomically."
     return atomic_write(path, lambda f: f.write(json.dumps(obj, indent=2, default=str).encode()))
 
-def load_json(path): return json.loads(Path(path).read_text())
+def load_json(path):
+    "The JSON value stored in the file at `path`."
+    return json.loads(Path(path).read_text())
 
 # %% ../nbs/02_files.ipynb #02641bc5
 class BadRunFile(ValueError):
@@ -73,6 +75,7 @@ class MetricsLog:
         keep = [r for r in self.read() if r['update'] <= update]
         atomic_write(self.path, lambda f: f.write(''.join(json.dumps(r) + '\n' for r in keep).encode()))
     def append(self, rec):
+        "Add the record `rec` as one line at the end of the log; a log without a path keeps nothing."
         if not self.path: return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, 'a') as f: f.write(json.dumps(rec) + '\n')

@@ -85,6 +85,7 @@ class NeighbourSampler(nn.Module):
             qkv.weight[:cfg.d_model].zero_()                                           # zero queries: uniform draws at first
             if qkv.bias is not None: qkv.bias[:cfg.d_model].zero_()
     def forward(self, x):
+        "The logits (B, N, N) of each cell's neighbours, the log of the top block's attention averaged over heads, divided by `temperature`, no cell its own; and the values (B, N)."
         z = self.pos(self.embed(x))                                                    # (B, N, C)
         for blk in self.blocks[:-1]: z, _ = blk(z)
         z, a = self.blocks[-1](z, need_weights=True)                                   # a: (B, heads, N, N)
@@ -124,8 +125,12 @@ class LearnedGraphRRN(RRN):
             p = logits.softmax(-1).gather(-1, peers)
             weights = 1 + p - p.detach()
         return xj, gx, peers, weights, log_p, value
-    def graph(self, e): return e[2], e[3]
-    def aux(self, e): return dict(peers=e[2], log_p=e[4], value=e[5])
+    def graph(self, e):
+        "The senders each cell drew in `encode` (B, N, K) and their messages' weights (None for the score estimator)."
+        return e[2], e[3]
+    def aux(self, e):
+        "What the policy-gradient loss needs of the draw: the senders, log p of each cell's draw and the values."
+        return dict(peers=e[2], log_p=e[4], value=e[5])
 
 # %% ../nbs/44_pgadj.ipynb #5fb96b1e
 def cell_cost(th:Thoughts, y):

@@ -28,10 +28,18 @@ class PrefixParityNet(Recurrent):
         self.conv1 = nn.Conv1d(2 * width, width, 3, padding=1)
         self.conv2 = nn.Conv1d(width, width, 3, padding=1)
         self.head = nn.Conv1d(width, 2, 1)
-    def encode(self, x): return F.relu(self.embed(x[:, None].float() * 2 - 1))   # e: (B, width, L)
-    def init(self, e): return torch.zeros_like(e)
-    def step(self, h, e): return torch.tanh(h + self.conv2(F.relu(self.conv1(torch.cat([h, e], 1)))))
-    def readout(self, h): return self.head(h).transpose(1, 2)  # (B, L, 2)
+    def encode(self, x):
+        "The embedding (B, width, L) that every step recalls: the bits as ±1 through a convolution and a ReLU."
+        return F.relu(self.embed(x[:, None].float() * 2 - 1))
+    def init(self, e):
+        "The state h₀: zeros, the shape of the embedding."
+        return torch.zeros_like(e)
+    def step(self, h, e):
+        "One iteration: the state plus two convolutions of the state beside the embedding, through tanh."
+        return torch.tanh(h + self.conv2(F.relu(self.conv1(torch.cat([h, e], 1)))))
+    def readout(self, h):
+        "The logits (B, L, 2) of each prefix's parity, from the state."
+        return self.head(h).transpose(1, 2)
 
 
 # %% ../nbs/09_prefix_parity.ipynb #f5690306
@@ -43,6 +51,7 @@ class PrefixParityConfig(TrainConfig):
     eval_size: int = at_least(1, 512)          # held-out strings of each length
 
 def prefix_parity_setup(cfg:PrefixParityConfig):
+    "The prefix-parity experiment's `Setup` from `cfg`: a `PrefixParityNet` trained on strings of `train_len` with every step's cross-entropy, tested on each of `test_lens`."
     g = torch.Generator().manual_seed(cfg.seed + 1)   # held-out strings: their own seed
     evals = {f'length {L}': [prefix_parity_batch(cfg.eval_size, L, g)] for L in cfg.test_lens}
     return Setup(PrefixParityNet(cfg.width), sample=lambda gen: prefix_parity_batch(cfg.batch_size, cfg.train_len, gen),

@@ -17,18 +17,30 @@ class Thoughts:
     preds: torch.Tensor  # (steps, batch, ...): preds[t] is the prediction after t+1 iterations
     aux: dict = field(default_factory=dict)  # method-specific values, e.g. 'ponder' or 'residual'
     @property
-    def final(self): return self.preds[-1]
+    def final(self):
+        "The prediction after the last iteration."
+        return self.preds[-1]
     def __len__(self): return len(self.preds)
 
 # %% ../nbs/00_protocol.ipynb #a554296c
 class Recurrent(nn.Module):
     "A model that thinks by iterating: `e = encode(x)` once, `h = init(e)`, then `h = step(h, e)` and `readout(h)` per iteration."
     anytime = True
-    def encode(self, x): return x                # what every iteration recalls of the input
-    def init(self, e): raise NotImplementedError
-    def step(self, h, e): raise NotImplementedError
-    def readout(self, h): raise NotImplementedError
-    def aux(self, e): return {}                  # values of the encoded input a loss needs beside the predictions
+    def encode(self, x):
+        "The input's embedding `e`, computed once and recalled by every iteration; by default the input itself."
+        return x
+    def init(self, e):
+        "The state h₀ before the first iteration, from the encoded input `e`."
+        raise NotImplementedError
+    def step(self, h, e):
+        "One iteration: the next state from the state `h` and the encoded input `e`."
+        raise NotImplementedError
+    def readout(self, h):
+        "The prediction from the state `h`."
+        raise NotImplementedError
+    def aux(self, e):
+        "Values of the encoded input `e` that a loss needs beside the predictions, for `Thoughts.aux`; by default none."
+        return {}
     def unroll(self, e, h, steps:int):
         "`steps` iterations from state `h` on the encoded input `e`: the list of predictions after each, and the last state."
         preds = []

@@ -43,8 +43,12 @@ class Node:
     children, where = (), None                      # where: the place in a program text that built the node
     def __init__(self): self.id = next(_ids)
     __hash__ = object.__hash__
-    def compute(self, args:list, xs:np.ndarray): raise NotImplementedError   # the children's values and the input
-    def eval(self, xs): return evaluate(self, xs)
+    def compute(self, args:list, xs:np.ndarray):
+        "The node's value from its children's values `args` and the input `xs`."
+        raise NotImplementedError
+    def eval(self, xs):
+        "The node's value on the input sequence `xs`, by `evaluate`."
+        return evaluate(self, xs)
     def __repr__(self): return f'{type(self).__name__}#{self.id}'
 
 def _compute(v:Node, args, xs):
@@ -75,21 +79,28 @@ class SOp(Node):
 
 class Tokens(SOp):
     "The input itself."
-    def compute(self, args, xs): return xs
+    def compute(self, args, xs):
+        "The input `xs`."
+        return xs
 
 class Indices(SOp):
     "The positions 0, ..., n-1."
-    def compute(self, args, xs): return np.arange(len(xs))
+    def compute(self, args, xs):
+        "0, 1, ..., n-1 for an input of length n."
+        return np.arange(len(xs))
 
 class Length(SOp):
     "The input's length n, at every position."
-    def compute(self, args, xs): return np.full(len(xs), len(xs))
+    def compute(self, args, xs):
+        "n at each of the n positions of the input."
+        return np.full(len(xs), len(xs))
 
 class Full(SOp):
     "A constant: `value` at every position, or, for a list, the list itself."
     def __init__(self, value):
         super().__init__(); self.value = value
     def compute(self, args, xs):
+        "`value` at every position, or the list `value`, which must be as long as the input."
         n = len(xs)
         if not isinstance(self.value, (list, tuple)): return as_values([self.value] * n)
         if len(self.value) != n:
@@ -110,6 +121,7 @@ class Map(SOp):
     def __init__(self, f, *children, vectorised:bool=False):
         super().__init__(); self.f, self.children, self.vectorised = f, tuple(sop(c) for c in children), vectorised
     def compute(self, args, xs):
+        "f of the children's values at each position (of the whole arrays if `vectorised`); a failure of f is a `RASPError` that shows the values."
         try:
             with np.errstate(divide='raise', invalid='raise', over='raise'):     # 1/0 is an error, not inf
                 out = self.f(*args) if self.vectorised else as_values(self.f(*row) for row in zip(*args))
@@ -121,8 +133,12 @@ class Map(SOp):
         if out.dtype == object: out = as_values(out.tolist())
         return out
 
-def sop_map(f, s): return Map(f, s)
-def zipmap(f, a, b): return Map(f, a, b)
+def sop_map(f, s):
+    "RASP's `map(f, s)`: the s-op of f applied to each value of `s`."
+    return Map(f, s)
+def zipmap(f, a, b):
+    "RASP's `zipmap(f, a, b)`: the s-op of f applied to the values of `a` and `b` at each position."
+    return Map(f, a, b)
 
 def _op(f, swap=False):
     return lambda self, other: Map(f, *((other, self) if swap else (self, other)), vectorised=True)
@@ -166,6 +182,7 @@ class Select(Selector):
             raise RASPError(f"unknown predicate {predicate!r}: one of {', '.join(PREDICATES)}")
         self.children, self.predicate = (sop(keys), sop(queries)), predicate
     def compute(self, args, xs):
+        "The selection matrix (queries, keys): entry (q, k) is the predicate of key k and query q."
         k, q = args
         try: return np.asarray(PREDICATES[self.predicate](k[None, :], q[:, None]), dtype=bool)
         except TypeError as e:
@@ -179,7 +196,9 @@ class SelectorOp(Selector):
         if not all(isinstance(c, Selector) for c in children):
             raise RASPError(f"only selectors combine with selectors, got {children}")
         self.f, self.children = f, children
-    def compute(self, args, xs): return self.f(*args)
+    def compute(self, args, xs):
+        "The children's selection matrices combined elementwise by `f`."
+        return self.f(*args)
 
 def and_(a, b):
     "a and b: of two selectors, a selector; of two s-ops (or constants), an s-op."
@@ -187,7 +206,9 @@ def and_(a, b):
 def or_(a, b):
     "a or b: of two selectors, a selector; of two s-ops (or constants), an s-op."
     return SelectorOp(np.logical_or, a, b) if isinstance(a, Selector) or isinstance(b, Selector) else sop(a) | b
-def not_(a): return SelectorOp(np.logical_not, a) if isinstance(a, Selector) else ~sop(a)
+def not_(a):
+    "not a: of a selector, a selector; of an s-op (or a constant), an s-op."
+    return SelectorOp(np.logical_not, a) if isinstance(a, Selector) else ~sop(a)
 
 # %% ../nbs/20_rasp.ipynb #8b8f056b
 class Aggregate(SOp):
@@ -200,6 +221,7 @@ class Aggregate(SOp):
             raise RASPError(f"the default of aggregate must be one value, not {default!r}")
         self.children, self.default = (selector, sop(s)), default
     def compute(self, args, xs):
+        "Per query, the mean of the selected values, the value itself when one is selected, `default` when none is; only numbers average."
         S, v = args
         width = S.sum(1)
         out = np.empty(len(S), dtype=object)
@@ -220,7 +242,13 @@ class SelectorWidth(SOp):
         super().__init__()
         if not isinstance(selector, Selector): raise RASPError(f"selector_width needs a selector, got {selector!r}")
         self.children = (selector,)
-    def compute(self, args, xs): return args[0].sum(1)
+    def compute(self, args, xs):
+        "The number of keys each query selects: the selection matrix's row sums."
+        return args[0].sum(1)
 
-def aggregate(selector, s, default=0): return Aggregate(selector, s, default)
-def selector_width(selector): return SelectorWidth(selector)
+def aggregate(selector, s, default=0):
+    "RASP's `aggregate(selector, s, default)`: per query, the mean of the values of `s` that `selector` selects, as an `Aggregate`."
+    return Aggregate(selector, s, default)
+def selector_width(selector):
+    "RASP's `selector_width(selector)`: the number of keys each query selects, as a `SelectorWidth`."
+    return SelectorWidth(selector)

@@ -29,10 +29,13 @@ class Source:
     "A program text, and where each of its offsets is: line, column and the line itself, for error messages."
     def __init__(self, text:str): self.text, self.starts = text, [0] + [m.end() for m in re.finditer('\n', text)]
     def where(self, at:int) -> tuple:
+        "Where offset `at` is: ('line L, column C', the line with a caret under the column)."
         i = bisect.bisect_right(self.starts, at) - 1
         line, col = self.text[self.starts[i]:].split('\n', 1)[0].replace('\t', ' '), at - self.starts[i]
         return f'line {i + 1}, column {col + 1}', f'    {line}\n    {" " * col}^'
-    def error(self, at:int, message:str): return RASPError(message, self.where(at))
+    def error(self, at:int, message:str):
+        "A `RASPError` that says `message` and where offset `at` is."
+        return RASPError(message, self.where(at))
 
 def lex(src:Source) -> list:
     "The tokens of a program text, without spaces and comments, and a last `end` token."
@@ -75,19 +78,29 @@ class RASPParser:
     def __init__(self, src:Source): self.src, self.toks, self.i, self.depth = src, lex(src), 0, 0
 
     @property
-    def tok(self): return self.toks[self.i]
-    def at(self, *texts): return self.tok.kind != 'str' and self.tok.text in texts
-    def take(self): self.i += 1; return self.toks[self.i - 1]
+    def tok(self):
+        "The token at hand."
+        return self.toks[self.i]
+    def at(self, *texts):
+        "Whether the token at hand has one of `texts` as its text; a string token never has."
+        return self.tok.kind != 'str' and self.tok.text in texts
+    def take(self):
+        "The token at hand, moving past it."
+        self.i += 1; return self.toks[self.i - 1]
     def fail(self, expected:str):
+        "A `RASPError` at the token at hand: `expected` was expected, and what was found instead."
         found = 'the end of the program' if self.tok.kind == 'end' else repr(self.tok.text)
         return self.src.error(self.tok.at, f'expected {expected}, found {found}')
     def expect(self, text:str, why:str=''):
+        "Take the token at hand if its text is `text`; else raise that `text` was expected, `why` added."
         if not self.at(text): raise self.fail(repr(text) + why)
         return self.take()
     def name(self, what:str):
+        "Take the name at hand; else raise that `what` was expected."
         if self.tok.kind != 'name': raise self.fail(what)
         return self.take()
     def node(self, kind, at, parts) -> Expr:
+        "The `Expr` of `kind`, `at` and `parts`, refused if it nests more than `MAX_DEPTH` deep."
         e = Expr(kind, at, parts)
         if e.depth > MAX_DEPTH: raise self.src.error(at, f'the expression nests more than {MAX_DEPTH} deep')
         return e
@@ -117,6 +130,7 @@ def binary_level(self:RASPParser):
 
 @patch
 def unary(self:RASPParser) -> Expr:
+    "An operand after its prefix operators (`not`, `-`, `+`), with the calls and indexings that follow it."
     ops = []
     while self.at('not', '-', '+'): ops.append(self.take())
     e = self.primary()
@@ -131,6 +145,7 @@ def unary(self:RASPParser) -> Expr:
 
 @patch
 def items(self:RASPParser, close:str) -> tuple:
+    "The comma-separated expressions up to the bracket `close`, which is taken too."
     out = []
     while not self.at(close):
         if out: self.expect(',', f' or {close!r}')
@@ -140,6 +155,7 @@ def items(self:RASPParser, close:str) -> tuple:
 
 @patch
 def primary(self:RASPParser) -> Expr:
+    "A number, a string, an expression in parentheses, a list, a `select(...)` or a name."
     t = self.tok
     if t.kind == 'num': self.take(); return Expr('num', t.at, (float(t.text) if '.' in t.text else int(t.text),))
     if t.kind == 'str': self.take(); return Expr('str', t.at, (t.text[1:-1],))
@@ -152,6 +168,7 @@ def primary(self:RASPParser) -> Expr:
 
 @patch
 def select(self:RASPParser) -> Expr:
+    "A `select(keys, queries, comparison)`."
     at = self.take().at; self.take()
     keys = self.expr(); self.expect(',', ' after the keys of select')
     queries = self.expr(); self.expect(',', ' after the queries of select')
@@ -163,12 +180,14 @@ def select(self:RASPParser) -> Expr:
 # %% ../nbs/21_rasp_grammar.ipynb #58d22141
 @patch
 def program(self:RASPParser) -> list:
+    "The statements up to the end of the text."
     stmts = []
     while self.tok.kind != 'end': stmts.append(self.statement())
     return stmts
 
 @patch
 def statement(self:RASPParser) -> Stmt:
+    "A function definition, an assignment `name = expr;` or an expression `expr;`."
     t = self.tok
     if self.at('def'): return self.define()
     if self.at('return'): raise self.src.error(t.at, "'return' outside a function")
@@ -181,6 +200,7 @@ def statement(self:RASPParser) -> Stmt:
 
 @patch
 def define(self:RASPParser) -> Stmt:
+    "A function definition, `def name(params) { statements return expr; }`."
     at = self.take().at
     name = self.name('a function name after def').text
     self.expect('(', ' after the function name')

@@ -94,6 +94,7 @@ class Interpreter:
         except RecursionError: raise RASPError('the program nests too deeply for this interpreter') from None
 
     def block(self, stmts, env) -> list:
+        "Run `stmts` in the scope `env`, where their definitions and assignments bind names; the assignments and expressions, in order, as (statement, value)."
         out = []
         for s in stmts:
             if s.kind == 'expr': out.append((s, self.expr(s.parts[0], env))); continue
@@ -109,6 +110,7 @@ class Interpreter:
         return out
 
     def lookup(self, name, env, at):
+        "The value of `name` in the scope `env`, else the top-level names, the library or the builtins; else a `RASPError` at offset `at`."
         for scope in (env, self.names, self.lib, BUILTINS):
             if name in scope: return scope[name]
         if name == 'select': raise self.src.error(at, 'select is written select(keys, queries, comparison)')
@@ -221,7 +223,9 @@ class Program:
         self.interp.run(text)
     def __getitem__(self, name): return self.interp.names[name]
     @property
-    def sops(self) -> dict: return {k: v for k, v in self.interp.names.items() if isinstance(v, R.SOp)}
+    def sops(self) -> dict:
+        "The program's top-level s-ops by name, in the order they were first assigned."
+        return {k: v for k, v in self.interp.names.items() if isinstance(v, R.SOp)}
     @property
     def output(self) -> R.SOp:
         "The last s-op the program assigns: its result, by convention."

@@ -92,6 +92,7 @@ class RASPTransformer(nn.Module):
         super().__init__()
         self.enc = Encoder(cfg, n_tokens, n_out)
     def forward(self, x, steps:int=1, need_weights:bool=False):
+        "`Thoughts` of the one prediction for the tokens `x` (0: padding), `steps` being 1; with `need_weights`, each layer's attention in `aux['attns']`."
         if steps != 1:
             raise ValueError(f'a RASP encoder has a fixed depth and no test-time iterations: steps must be 1, '
                              f'got {steps}')
@@ -149,6 +150,7 @@ def rasp_data(cfg:RASPConfig):
     return task, task.encode(train), task.encode(held[:cfg.valid_size]), task.encode(held[cfg.valid_size:])
 
 def rasp_setup(cfg:RASPConfig) -> Setup:
+    "The RASP experiment's `Setup` from `cfg`: an encoder of the layers and heads the program's analysis needs (unless `layers`, `heads` say), trained with `rasp_loss`."
     if cfg.program not in TABLE1_PROGRAMS:
         raise ValueError(f"program must be one of {', '.join(TABLE1_PROGRAMS)}, not {cfg.program!r}")
     task, train, valid, test = rasp_data(cfg)

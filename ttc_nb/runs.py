@@ -56,7 +56,7 @@ class Setup:
 
 @dataclass
 class Costs:
-    "What `benchmarks/gpu_time.py` needs to know of an experiment to estimate its time on a GPU (see *gpu presets in minutes*)."
+    "What `benchmarks/gpu_time.py` needs to know of an experiment to estimate its time on a GPU (see “gpu presets in minutes” on the runs page)."
     costliest: dict = field(default_factory=dict)  # overrides that make every update cost its most: a halting unit that never halts
     trained: dict = field(default_factory=dict)    # {preset: committed run directory}: measure at these weights, whose cost is learned
     small: Callable = None       # small(cfg) -> overrides that shrink the data sets, which an update's cost does not depend on
@@ -85,6 +85,7 @@ def register(exp:Experiment):
     return exp
 
 def get_experiment(name):
+    "The registered experiment called `name`; an unknown name is a `UsageError` that lists the valid ones."
     if name not in EXPERIMENTS: raise UsageError(f"unknown experiment {name!r}; valid experiments: {', '.join(sorted(EXPERIMENTS))}")
     return EXPERIMENTS[name]
 
