@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register', 'get_experiment', 'command',
            'environment', 'rerun_command', 'report', 'machine', 'made_on', 'hardware', 'plan_run', 'run_experiment',
-           'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
+           'reads_only', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
 import os, json, shlex, socket, platform, subprocess, contextlib, dataclasses, typing
@@ -276,14 +276,21 @@ def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None,
 
 def _finished(run_dir): return (run_dir/'summary.json').exists() and _read(run_dir, 'summary.json').get('finished', True)
 
+def reads_only(preset):
+    "True where `ensure_run` must not train a run of `preset`: under CI (`CI` set), every preset but `ci` is read, never trained."
+    return preset != 'ci' and os.environ.get('CI', '').lower() not in ('', '0', 'false')
+
 def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
-    "The summary of the run of `name` in `out`: read back when finished, resumed when interrupted, else trained."
+    "The summary of the run of `name` in `out`: read back when finished, resumed when interrupted, else trained (never under CI)."
     out, exp = Path(out), get_experiment(name)
     if (out/'config.json').exists():
         saved = _read(out, 'config.json')
         if (saved['preset'], _config_of(out, saved, exp)) != (preset, exp.config(preset, overrides)):
             raise UsageError(f"{out} holds a run of another config; remove it or choose another directory")
     if not _finished(out):
+        if reads_only(preset):
+            raise UsageError(f"{out} holds no finished run of {name} ({preset} preset), and CI reads committed runs, never trains them: "
+                             f"train it with {rerun_command(name, preset, exp.config(preset, overrides))} --out {out} and commit the directory")
         resume = (out/'config.json').exists()
         run_experiment(name, preset, () if resume else overrides, out=out, device=device, resume=resume, quiet=quiet)
     return _read(out, 'summary.json')
