@@ -48,6 +48,7 @@ class Attention(nn.Module):
         return allow
 
     def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
+        "Attention of `x` (B, T, C) to itself and a `cache`d prefix where `mask` allows: the output, and the probabilities (B, H, T, prefix + T) if `need_weights`, else None."
         B, T, C = x.shape
         q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in self.qkv(x).split(C, -1))  # (B, H, T, d)
         if cache is not None:                                                           # keys and values of the positions before
@@ -69,7 +70,9 @@ class MLP(nn.Module):
         super().__init__()
         self.fc, self.proj = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias), nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
         self.dropout, self.gelu = nn.Dropout(cfg.dropout), cfg.gelu
-    def forward(self, x): return self.dropout(self.proj(F.gelu(self.fc(x), approximate=self.gelu)))
+    def forward(self, x):
+        "The MLP applied at every position of `x`."
+        return self.dropout(self.proj(F.gelu(self.fc(x), approximate=self.gelu)))
 
 class Block(nn.Module):
     "A pre-LayerNorm transformer block; returns the new residual stream and the attention probabilities when asked."
@@ -78,6 +81,7 @@ class Block(nn.Module):
         self.ln1, self.attn = nn.LayerNorm(cfg.d_model, bias=cfg.bias), Attention(cfg)
         self.ln2, self.mlp = nn.LayerNorm(cfg.d_model, bias=cfg.bias), MLP(cfg)
     def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
+        "The residual stream `x` after attention and the MLP, each read through a LayerNorm; and the attention probabilities."
         y, a = self.attn(self.ln1(x), mask, need_weights, cache)
         x = x + y
         return x + self.mlp(self.ln2(x)), a
@@ -112,6 +116,7 @@ class Encoder(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln, self.head = nn.LayerNorm(cfg.d_model, bias=cfg.bias), nn.Linear(cfg.d_model, n_out)
     def forward(self, tokens, mask=None, need_weights:bool=False):
+        "Logits at every position of `tokens` (B, T), and each block's attention probabilities if `need_weights`."
         x, attns = self.pos(self.embed(tokens)), []                                     # (B, T, C)
         for b in self.blocks:
             x, a = b(x, mask, need_weights)
