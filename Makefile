@@ -7,7 +7,7 @@ PY := $(BIN)/python
 EXP ?= sudoku-rrn
 NBTIMES := _build/nbtest
 
-.PHONY: install run test sync nbtest pytest docs export slow clean
+.PHONY: install run test sync nbtest pytest docs export slow clean mutate
 
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -54,6 +54,11 @@ export: install
 
 slow: install
 	$(BIN)/nbdev_test --flags slow
+
+# Mutation testing, not part of `test`: plants each bug of tools/mutate.py's catalogue in a scratch copy, runs the tests
+# that should catch it, writes tools/mutants.json. One mutant at a time; `$(PY) tools/mutate.py --only NAME` runs one.
+mutate: install
+	OMP_NUM_THREADS=1 $(PY) tools/mutate.py
 
 clean:
 	rm -rf $(VENV) _proc _build docs .pytest_cache *.egg-info
