@@ -88,13 +88,17 @@ class DEQRRN(RRN):
         self.solver = dict(method=method, tol=tol, m=m, fallback=fallback)
         self.max_iter = max_iter
 
-    def init(self, e): return torch.cat(super().init(e), -1)                         # z_0 = [x; 0]
+    def init(self, e):
+        "The solver's starting point z_0 = [x; 0]: the RRN's first state, h^0 = x and s^0 = 0, stacked along the features."
+        return torch.cat(super().init(e), -1)
     def step(self, z, e):
         "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` when that is below 1."
         if self.forget_max == 1: return torch.cat(super().step(z.chunk(2, -1), e), -1)
         h, s = z.chunk(2, -1)
         return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
-    def readout(self, z): return self.r(z.chunk(2, -1)[0])                            # o_j from h_j
+    def readout(self, z):
+        "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the h half of z."
+        return self.r(z.chunk(2, -1)[0])
 
     def equilibrium(self, e, max_iter:int=None, each=None, **solver):
         "Solve z = f(z; x) for the encoded puzzles `e`, with the model's solver settings unless overridden."

@@ -39,6 +39,7 @@ class LSTMBlock(nn.Module):
         self.ln1, self.lstm = nn.LayerNorm(cfg.d_model, bias=cfg.bias), nn.LSTM(cfg.d_model, cfg.d_model, batch_first=True)
         self.ln2, self.mlp = nn.LayerNorm(cfg.d_model, bias=cfg.bias), MLP(cfg)
     def forward(self, x, mask=None, need_weights:bool=False):
+        "The residual stream `x` (B, T, C) after the LSTM and the MLP, and None for attention weights; `mask` and `need_weights` are ignored."
         x = x + self.lstm(self.ln1(x))[0]
         return x + self.mlp(self.ln2(x)), None
 
@@ -50,25 +51,34 @@ class Backbone(nn.Module):
         self.pos, self.ln = Positions(cfg), nn.LayerNorm(cfg.d_model, bias=cfg.bias)
         self.blocks = nn.ModuleList((LSTMBlock if block == 'lstm' else Block)(cfg) for _ in range(cfg.n_layers))
     def forward(self, x):
+        "`x` (B, T, C) with positions added, through every block, then the final LayerNorm."
         x = self.pos(x)
         for b in self.blocks: x = b(x)[0]
         return self.ln(x)
 
 # %% ../nbs/30_looped.ipynb #63cb2bf1
 class LoopedTransformer(Recurrent):
-    "L blocks applied b times with input injection, z_{t+1} = f(z_t + e) from z_0 = 0; a prediction at every x position after every loop."
+    "L blocks applied b times with input injection, each loop z <- f(z + e) from z = 0; a prediction at every x position after every loop."
     def __init__(self, cfg:TransformerConfig, d:int, block:str='transformer', n_last_tokens:int=0):
         super().__init__()
         self.read_in, self.f, self.read_out = nn.Linear(d, cfg.d_model), Backbone(cfg, block), nn.Linear(cfg.d_model, 1)
         self.n_last_tokens = n_last_tokens
-    def encode(self, prompts): return self.read_in(prompts)                    # e: (B, 2n, C)
-    def init(self, e): return torch.zeros_like(e)
+    def encode(self, prompts):
+        "The prompt tokens read in to the model's width, e = W_in p (B, 2n, C): the input injected at every loop."
+        return self.read_in(prompts)
+    def init(self, e):
+        "z_0 = 0, the state before the first loop, of the shape of `e`."
+        return torch.zeros_like(e)
     def carry(self, z):
         "The state carried into the next loop: all of it, or only the last `n_last_tokens` tokens'."
         if not self.n_last_tokens: return z
         return z * (torch.arange(z.shape[1], device=z.device) >= z.shape[1] - self.n_last_tokens)[:, None]
-    def step(self, z, e): return self.f(self.carry(z) + e)
-    def readout(self, z): return self.read_out(z[:, 0::2])[..., 0]              # (B, n): the x positions
+    def step(self, z, e):
+        "One loop: the blocks on the carried state with the prompt injected, f(carry(z) + e), the next state."
+        return self.f(self.carry(z) + e)
+    def readout(self, z):
+        "The prediction of y_i at each x_i's position (B, n): the read-out of tokens 0, 2, 4, ..."
+        return self.read_out(z[:, 0::2])[..., 0]
 
 class Transformer(nn.Module):
     "The standard decoder: L blocks applied once. `forward(prompts, steps=1)` returns `Thoughts` of its one prediction."
@@ -76,6 +86,7 @@ class Transformer(nn.Module):
         super().__init__()
         self.read_in, self.f, self.read_out = nn.Linear(d, cfg.d_model), Backbone(cfg), nn.Linear(cfg.d_model, 1)
     def forward(self, prompts, steps:int=1, window:int=0):
+        "`Thoughts` of the one prediction at each x position, (1, B, n): read in, the blocks once, read out; `steps` must be 1, `window` is ignored."
         if steps != 1: raise ValueError(f'the standard transformer has no loops: steps must be 1, got {steps}')
         return Thoughts(self.read_out(self.f(self.read_in(prompts))[:, 0::2])[None, ..., 0])
 
@@ -106,6 +117,7 @@ class LoopedConfig(TrainConfig):
     data_seed: int = 1
 
 def looped_model(cfg:LoopedConfig):
+    "The model of `cfg`: a `LoopedTransformer` of `n_layers` blocks a loop, or a standard `Transformer` of `n_layers` blocks."
     tcfg = TransformerConfig(d_model=cfg.n_embd, n_heads=cfg.n_heads, n_layers=cfg.n_layers, max_len=2 * cfg.points[1],
                              causal=True, gelu='tanh')
     if cfg.model == 'standard': return Transformer(tcfg, cfg.d)
@@ -123,6 +135,7 @@ def looped_loss(model, batch, window:int):
 
 # %% ../nbs/30_looped.ipynb #9cb402f6
 def looped_setup(cfg:LoopedConfig) -> Setup:
+    "The model of `cfg`, its curriculum of prompts, its loss over the last `window` loops, the held-out prompts and the normalised squared errors it is scored by."
     if cfg.train_steps != cfg.loops[1]: raise ValueError(f'train_steps {cfg.train_steps} must be the final loops {cfg.loops[1]}')
     if cfg.dims[1] > cfg.d: raise ValueError(f'the curriculum ends at {cfg.dims[1]} dimensions, more than d = {cfg.d}')
     model, scale = looped_model(cfg), normaliser(cfg.task, cfg.d, cfg.sparsity)

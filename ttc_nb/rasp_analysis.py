@@ -45,9 +45,13 @@ class Analysis:
     heads: list                                   # heads[l - 1]: the selectors layer l aggregates with
     names: dict                                   # name -> layer
     @property
-    def layers(self) -> int: return len(self.heads)
+    def layers(self) -> int:
+        "The number of transformer layers the program needs: one per layer of heads."
+        return len(self.heads)
     @property
-    def head_counts(self) -> list: return [len(h) for h in self.heads]
+    def head_counts(self) -> list:
+        "The number of attention heads in each layer, first to last."
+        return [len(h) for h in self.heads]
     def report(self, as_json:bool=False) -> str:
         "Layers, heads per layer and the layer of each named s-op: as text, or as one line of JSON."
         if as_json: return json.dumps(dict(layers=self.layers, heads=self.head_counts, sops=self.names))

@@ -6,7 +6,7 @@
 __all__ = ['RECALLS', 'RECURRENT', 'CURE', 'MODELS', 'TopRecurrent', 'greedy_decode', 'forward_flops', 'probe', 'city_states',
            'RecurrenceConfig', 'n_tokens', 'seq_len', 'update_flops', 'train_flops', 'recorded_config',
            'recurrence_data', 'decoder', 'recurrence_setup', 'matched', 'generation_curve', 'comparison',
-           'plot_comparison', 'plot_flops', 'reproduction']
+           'plot_comparison', 'plot_flops', 'plot_task', 'reproduction']
 
 # %% ../nbs/50_recurrence.ipynb #4799ff5d
 import math
@@ -15,6 +15,7 @@ from pathlib import Path
 import torch, torch.nn as nn
 from .protocol import Recurrent, accuracy, exact
 from .files import MetricsLog, load_json, save_json
+from .plots import panels, shared_legend
 from .train import TrainConfig, at_least, between, one_of, positive
 from .runs import Setup, Costs, Experiment, register, ensure_run, load_run, get_experiment, made_on
 from .transformer import TransformerConfig, Block, Positions
@@ -37,15 +38,21 @@ class TopRecurrent(Recurrent):
         self.ln, self.head = nn.LayerNorm(cfg.d_model, bias=cfg.bias), nn.Linear(cfg.d_model, n_tokens, bias=False)
         self.norm = nn.LayerNorm(cfg.d_model, bias=cfg.bias) if norm else nn.Identity()  # the state's, after each repetition
     def encode(self, x, caches=None, start=0):
+        "The lower blocks' output e (B, T, C): the tokens embedded, positions from `start` added, `n_layers` - 1 blocks applied once, with `caches` when decoding."
         h = self.pos(self.embed(x), start)
         for i, b in enumerate(self.lower): h = b(h, cache=caches and caches[i])[0]
         return h
-    def init(self, e): return torch.zeros_like(e) if self.recall == 'input' else e
+    def init(self, e):
+        "The state before the first repetition: 0 when every repetition recalls the input (`recall='input'`), else e itself."
+        return torch.zeros_like(e) if self.recall == 'input' else e
     def step(self, h, e, cache=None):
+        "One repetition of the top block: top(h + e) for `recall='input'`, e + top(h) - h for 'equilibrium', else top(h); then the state's LayerNorm if `norm`."
         if self.recall == 'input': return self.norm(self.top(h + e, cache=cache)[0])           # top(h + e), from h = 0
         out = self.top(h, cache=cache)[0]
         return self.norm(e + out - h if self.recall == 'equilibrium' else out)                 # e + (top(h) - h), from h = e
-    def readout(self, h): return self.head(self.ln(h))
+    def readout(self, h):
+        "Next-token logits (B, T, n_tokens) of the state: the final LayerNorm, then the head."
+        return self.head(self.ln(h))
 
 # %% ../nbs/50_recurrence.ipynb #18ee46d6
 @torch.no_grad()
@@ -139,7 +146,9 @@ def update_flops(cfg):
     free = forward_flops(T, d, 4 * d, cfg.train_steps - keep, 0, V)
     return (3 * learn + free) * cfg.batch_size
 
-def train_flops(cfg): return update_flops(cfg) * cfg.updates
+def train_flops(cfg):
+    "Training FLOPs of a whole run of `cfg`: `update_flops` times its `updates`."
+    return update_flops(cfg) * cfg.updates
 
 def recorded_config(c:dict) -> RecurrenceConfig:
     "The config that a run's `summary.json` or `config.json` records (JSON wrote its tuples as lists)."
@@ -294,6 +303,14 @@ def plot_flops(res:dict, ax=None):
                 label=model)
     ax.set(xlabel='training FLOPs', ylabel='next-token accuracy (teacher-forced)'); ax.legend(); ax.grid(alpha=.3)
     return ax
+
+def plot_task(res:dict, metrics, title:str):
+    "A task's comparison `res` on one figure, two panels a row: each of `metrics` against repetitions, their legend shared, then `plot_flops`."
+    fig, axs = panels(len(metrics) + 1)
+    for ax, metric in zip(axs, metrics): plot_comparison(res, metric, ax).set_title(f'{title}: {metric}')
+    plot_flops(res, axs[-1]).set_title(f'{title}: learning against FLOPs')
+    shared_legend(axs[:-1], ncol=4)
+    return fig
 
 # %% ../nbs/50_recurrence.ipynb #094b79a7
 def reproduction(results=Path('results')) -> list:

@@ -81,7 +81,9 @@ class RRN(Recurrent):
         xj = self.inp(e)
         return xj, F.linear(xj, self.g_in[0].weight[:, :xj.shape[-1]], self.g_in[0].bias)
 
-    def init(self, e): return e[0], torch.zeros_like(e[0])                        # h^0 = x, s^0 = 0
+    def init(self, e):
+        "The state before the first round: the hidden states h^0 = x_j, the encoded cells, and the LSTM cell states s^0 = 0."
+        return e[0], torch.zeros_like(e[0])
 
     def graph(self, e):
         "The senders to each node and the weights of their messages: the fixed table, every weight 1."
@@ -99,7 +101,9 @@ class RRN(Recurrent):
         h, s = self.g(self.cell_input(h, e).flatten(0, 1), (h.flatten(0, 1), s.flatten(0, 1)))
         return h.view(B, N, H), s.view(B, N, H)
 
-    def readout(self, state): return self.r(state[0])                             # (B, N, n) logits
+    def readout(self, state):
+        "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the hidden states alone."
+        return self.r(state[0])
 
 # %% ../nbs/42_rrn.ipynb #01c7e2d7
 @dataclass
