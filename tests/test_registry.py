@@ -14,7 +14,7 @@ class Cfg(TrainConfig):
     name: str = 'a'
     ratios: tuple = (0.5, 1.0)
 
-@pytest.mark.parametrize('o,key,val', [('flag=true', 'flag', True), ('flag=0', 'flag', False), ('name=b=c', 'name', 'b=c'),
+@pytest.mark.parametrize('o,key,val', [('flag=true', 'flag', True), ('flag=True', 'flag', True), ('flag=0', 'flag', False), ('name=b=c', 'name', 'b=c'),
                                        ('ratios=0.1,2', 'ratios', (0.1, 2.0)), ('lr=1e-4', 'lr', 1e-4), ('test_steps=3', 'test_steps', (3,))])
 def test_overrides_parse_by_type(o, key, val):
     assert getattr(apply_overrides(Cfg(), [o]), key) == val
@@ -45,6 +45,7 @@ def test_presets_build_typed_configs(name):
 def test_ci_preset_runs_end_to_end(name, tmp_path):
     run = run_experiment(name, 'ci', out=tmp_path/'run', device='cpu', quiet=True)
     s = load_json(run/'summary.json')
-    steps = set(EXPERIMENTS[name].config('ci').test_steps)
-    assert {r['steps'] for r in s['curve']} == steps
+    cfg = EXPERIMENTS[name].config('ci')
+    assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
+    assert s['final'] and {r['steps'] for r in s['final']} == {cfg.train_steps}     # the final record: as trained, not the longest
     assert all(0 <= v <= 1 for r in s['curve'] for k, v in r.items() if k in ('acc', 'exact'))

@@ -7,6 +7,8 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT/'tools'))
 import slim_results as S
+from ttc_nb.cli import load_modules
+from ttc_nb.runs import stale_runs
 
 FILES = S.tracked()                                  # the committed files under nbs/results that are still on disk
 def named(name): return [f for f in FILES if Path(f).name == name]
@@ -84,3 +86,8 @@ def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_p
     assert recs[0]['update'] == 1 and recs[-1]['update'] == 30000 and sum('valid_exact' in r for r in recs) == 1
     assert json.loads((a/'summary.json').read_text())['metrics_subsampled'] == dict(records=30001, kept=len(recs))
     assert json.loads((a/'config.json').read_text())['command'] == 'ttc run prefix-parity --preset ci --set updates=41'
+
+def test_every_committed_run_is_still_built_by_its_preset():
+    "A committed run is read, never retrained: its recorded command must still build its recorded config (no preset or default moved)."
+    load_modules()
+    assert stale_runs(ROOT/'nbs'/'results') == {}

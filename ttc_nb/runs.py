@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register', 'get_experiment', 'command',
            'environment', 'rerun_command', 'report', 'machine', 'made_on', 'hardware', 'plan_run', 'run_experiment',
-           'reads_only', 'ensure_run', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
+           'reads_only', 'ensure_run', 'stale_runs', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
 import os, json, shlex, socket, platform, subprocess, contextlib, dataclasses, typing
@@ -294,6 +294,17 @@ def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=Tr
         resume = (out/'config.json').exists()
         run_experiment(name, preset, () if resume else overrides, out=out, device=device, resume=resume, quiet=quiet)
     return _read(out, 'summary.json')
+
+def stale_runs(root):
+    "{run directory: {field: (now, recorded)}} of the runs under `root` whose recorded command no longer builds their recorded config."
+    out = {}
+    for path in sorted(Path(root).rglob('config.json')):
+        saved = _read(path.parent, 'config.json')
+        words, exp = shlex.split(saved['command']), get_experiment(saved['experiment'])
+        now = asdict(exp.config(saved['preset'], [v for k, v in zip(words, words[1:]) if k == '--set']))
+        recorded = asdict(_config_of(path.parent, saved, exp))
+        if diff := {k: (v, recorded[k]) for k, v in now.items() if v != recorded[k]}: out[str(path.parent)] = diff
+    return out
 
 def load_run(run_dir, device=None):
     "The experiment, config and `Setup` of a run, with the model's trained weights loaded."
