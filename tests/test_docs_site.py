@@ -70,7 +70,14 @@ PROBE = r"""(async () => {
   }
   const boxes = '.jupyter-wrapper .jp-InputArea-editor, .jupyter-wrapper .jp-RenderedMarkdown > pre, .md-content__inner > pre';
   const narrow = [...document.querySelectorAll(boxes)].filter(visible)
-    .filter(b => { const r = b.getBoundingClientRect(); return r.left > 1 || r.right < vw - 1; }).map(label);
+    .filter(b => { const r = b.getBoundingClientRect();
+                   if (r.left > 1 || r.right < vw - 1) return true;
+                   for (let a = b.parentElement; a; a = a.parentElement) {     // or an ancestor clips it to less
+                     const ra = a.getBoundingClientRect();
+                     if (getComputedStyle(a).overflowX !== 'visible' && (ra.left > 1 || ra.right < vw - 1)) return true;
+                   }
+                   return false; })
+    .map(label);
   const heads = [...document.querySelectorAll('.md-content h1, .md-content h2, .md-content h3')];
   const imgs = [...document.querySelectorAll('.md-content img')].filter(visible);
   const shrunk = imgs.filter(i => i.naturalWidth > i.clientWidth + 1);
@@ -277,6 +284,13 @@ def test_checks_catch_a_bad_page(site, tmp_path):
     seen = browser.visit([(bad.as_uri(), w, None) for w in WIDTHS.values()])
     assert set(problems(seen[bad.as_uri(), WIDTHS['phone']])) == set(CHECKS)
     assert set(problems(seen[bad.as_uri(), WIDTHS['desktop']])) == set(CHECKS) - {"code does not use a phone's whole width"}
+    # A code box that reaches both edges of a phone's screen but sits in a box that clips it to the column.
+    clipped = tmp_path/'clipped.html'
+    clipped.write_text('''<!doctype html><html><body style="margin: 0"><article style="margin: 0 16px"><div class="jupyter-wrapper">
+      <div style="overflow: auto"><div class="jp-InputArea-editor" style="margin: 0 -16px"><pre>x = 1</pre></div></div>
+      </div></article></body></html>''')
+    seen = browser.visit([(clipped.as_uri(), WIDTHS['phone'], None)])
+    assert set(problems(seen[clipped.as_uri(), WIDTHS['phone']])) == {"code does not use a phone's whole width"}
 
 def test_every_page_at_both_widths(site):
     _, shown, _ = site

@@ -45,6 +45,8 @@ SITE_CSS = """/* No In [ ]: / Out[ ]: prompts, at any width. */
 .md-typeset dl.api dd { margin: .2em 0 0 1.2em; }
 /* Phones: code uses the full width of the screen, as mkdocs-material's own code blocks do. */
 @media screen and (max-width: 44.984375em) {
+  /* the notebook and a cell's input area would clip the code boxes' negative margins */
+  .md-content__inner .jupyter-wrapper .jp-Notebook, .md-content__inner .jupyter-wrapper .jp-InputArea { overflow: visible; }
   .md-content__inner .jupyter-wrapper .jp-InputArea-editor, .md-content__inner .jupyter-wrapper .jp-RenderedMarkdown > pre {
     margin-left: -.8rem; margin-right: -.8rem; border-left: 0; border-right: 0; border-radius: 0; }
 }
