@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register', 'get_experiment', 'command',
-           'environment', 'rerun_command', 'report', 'machine', 'made_on', 'hardware', 'plan_run', 'run_experiment',
-           'reads_only', 'ensure_run', 'stale_runs', 'load_run', 'evaluate_run', 'format_curve', 'gpu_minutes']
+           'environment', 'rerun_command', 'command_sets', 'report', 'machine', 'made_on', 'hardware', 'plan_run',
+           'run_experiment', 'reads_only', 'ensure_run', 'stale_runs', 'load_run', 'evaluate_run', 'format_curve',
+           'gpu_minutes']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
 import os, json, shlex, socket, platform, subprocess, contextlib, dataclasses, typing
@@ -131,6 +132,11 @@ def rerun_command(name, preset, cfg):
     base = asdict(get_experiment(name).config(preset))
     sets = [shlex.quote(f'{k}={_unparse(v)}') for k, v in asdict(cfg).items() if v != base[k]]
     return shlex.join(['ttc', 'run', name, '--preset', preset]) + ''.join(f' --set {s}' for s in sets)
+
+def command_sets(command):
+    "The `key=value` of each `--set` of a recorded `ttc run` command, in order: what `rerun_command` wrote."
+    words = shlex.split(command)
+    return [v for k, v in zip(words, words[1:]) if k == '--set']
 
 # %% ../nbs/06_runs.ipynb #3c8ffa5f
 def _is_curve(c):
@@ -300,8 +306,8 @@ def stale_runs(root):
     out = {}
     for path in sorted(Path(root).rglob('config.json')):
         saved = _read(path.parent, 'config.json')
-        words, exp = shlex.split(saved['command']), get_experiment(saved['experiment'])
-        now = asdict(exp.config(saved['preset'], [v for k, v in zip(words, words[1:]) if k == '--set']))
+        exp = get_experiment(saved['experiment'])
+        now = asdict(exp.config(saved['preset'], command_sets(saved['command'])))
         recorded = asdict(_config_of(path.parent, saved, exp))
         if diff := {k: (v, recorded[k]) for k, v in now.items() if v != recorded[k]}: out[str(path.parent)] = diff
     return out

@@ -6,9 +6,9 @@
 __all__ = ['VERDICTS', 'REPRODUCTION', 'Markdown', 'markdown_table', 'reproduction_table', 'probes', 'probe_table']
 
 # %% ../nbs/07_tables.ipynb #b595b1ca
-import shlex
 from pathlib import Path
 from .files import load_json
+from .runs import command_sets
 
 # %% ../nbs/07_tables.ipynb #d4a2eac4
 class Markdown(str):
@@ -34,26 +34,49 @@ def reproduction_table(rows):
     return markdown_table(rows, list(REPRODUCTION))
 
 # %% ../nbs/07_tables.ipynb #3e603142
-def _changes(command):
-    "The `--set`s of a run's command, as 'key=value, ...'; 'the preset' when there are none."
-    words = shlex.split(command)
-    sets = [v for k, v in zip(words, words[1:]) if k == '--set']
-    return ', '.join(sets) or 'the preset'
+def _changes(command, seeded=False):
+    "The `--set`s of a run's command, as 'key=value, ...', without its seed if `seeded`; 'the preset' when there are none."
+    return ', '.join(s for s in command_sets(command) if not (seeded and s.startswith('seed='))) or 'the preset'
 
-def probes(root):
-    "Every run directory under `root`, by its path relative to `root`: its preset, what it changes from it, and its summary (None if unfinished)."
+def probes(root, skip=()):
+    "Every run directory under `root` but those under `skip`, by its path relative to `root`: its preset, what it changes from it, and its summary (None if unfinished)."
     root, out = Path(root), {}
     for cfg in sorted(root.rglob('config.json')):
+        key = cfg.parent.relative_to(root)
+        if any(key.is_relative_to(s) for s in skip): continue
         saved, summ = load_json(cfg), cfg.parent/'summary.json'
         summary = load_json(summ) if summ.exists() else None
-        out[str(cfg.parent.relative_to(root))] = dict(preset=saved['preset'], changes=_changes(saved['command']),
-                                                      summary=summary if summary and summary.get('finished', True) else None)
+        out[str(key)] = dict(preset=saved['preset'], changes=_changes(saved['command'], key.name.startswith('seed=')),
+                             summary=summary if summary and summary.get('finished', True) else None)
     return out
 
-def probe_table(root, notes:dict, measure):
-    "A table of the probes under `root`: each one's changes, `measure(summary)` (a dict of columns) and its line of `notes`."
-    found = probes(root)
+def _by_probe(found):
+    "The runs of `probes` as {probe: {seed (None if unseeded): run}}: the directories `<probe>/seed=S` are one probe's seeds."
+    out = {}
+    for k, p in found.items():
+        path = Path(k)
+        probe, seed = (str(path.parent), int(path.name[5:])) if path.name.startswith('seed=') else (k, None)
+        out.setdefault(probe, {})[seed] = p
+    for probe, runs in out.items():
+        if len({p['changes'] for p in runs.values()}) > 1: raise ValueError(f"the seeds of {probe} change different things: {sorted({p['changes'] for p in runs.values()})}")
+    return {probe: dict(sorted(runs.items(), key=lambda kv: -1 if kv[0] is None else kv[0])) for probe, runs in out.items()}
+
+def _row(probe, runs, measure):
+    "A probe's row: its changes, seeds, and each column of `measure` with the seeds' values in order ('–' for an unfinished seed)."
+    measured = [measure(p['summary']) if p['summary'] else {} for p in runs.values()]
+    columns = next((list(m) for m in measured if m), [])
+    row = dict(probe=probe, changes=next(iter(runs.values()))['changes'], seeds=', '.join(str(s) for s in runs if s is not None))
+    return row | {c: ' · '.join(str(m.get(c, '–')) for m in measured) for c in columns}
+
+def probe_table(root, notes:dict, measure, skip=(), shared=False):
+    "A table of the probes under `root` but `skip`: each one's changes, seeds, `measure(summary)` (a dict of columns) for each seed and its line of `notes`; if `shared`, the `--set`s every probe makes are named once under it."
+    found = _by_probe(probes(root, skip))
     if missing := sorted(set(found) - set(notes)): raise ValueError(f"no note for the probes {', '.join(missing)} under {root}")
     if stale := sorted(set(notes) - set(found)): raise ValueError(f"notes for probes that {root} does not hold: {', '.join(stale)}")
-    rows = [dict(probe=k, changes=p['changes'], **(measure(p['summary']) if p['summary'] else {}), showed=notes[k]) for k, p in found.items()]
-    return markdown_table(rows, ['probe', 'changes', *[c for c in rows[0] if c not in ('probe', 'changes', 'showed')], 'showed'])
+    rows = [_row(k, runs, measure) | dict(showed=notes[k]) for k, runs in found.items()]
+    measures = list(dict.fromkeys(c for r in rows for c in r if c not in ('probe', 'changes', 'seeds', 'showed')))
+    seeds = ['seeds'] if any(r['seeds'] for r in rows) else []
+    common = [s for s in rows[0]['changes'].split(', ') if all(s in r['changes'].split(', ') for r in rows)] if shared else []
+    for r in rows: r['changes'] = ', '.join(s for s in r['changes'].split(', ') if s not in common) or 'the preset'
+    table = markdown_table(rows, ['probe', 'changes', *seeds, *measures, 'showed'])
+    return Markdown(table + f"\n\nEvery probe also sets {', '.join(common)}.") if common else table
