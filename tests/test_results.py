@@ -41,6 +41,7 @@ NOTEBOOK = ["RESULTS = Path('results/m')\nNAMES = ('b', 'c')",
             "for name in NAMES: load_run(RESULTS/name, 'cpu')",                  # over a name bound to one
             "def probe(run): return load_run(Path('results/m')/run)\nx = {k: probe(r) for k, r in {'one': 'sub/d'}.items()}",
             "if not (RESULTS/'cache.json').exists(): load_run(RESULTS/'e')",     # fills a committed cache: not a load
+            "runs = {s: load_run(RESULTS/'g'/f'seed={s}') for s in (1, 2)}",    # ints in an f-string
             "!ls results"]
 
 def fake_tree(root, runs):
@@ -55,9 +56,9 @@ def fake_tree(root, runs):
     return sorted(str(p.relative_to(root)) for p in (root/'nbs'/'results').rglob('*') if p.is_file())
 
 def test_the_scanner_resolves_loops_and_parameters_and_fails_on_an_unloaded_checkpoint(tmp_path):
-    files = fake_tree(tmp_path, ['a', 'b', 'c', 'sub/d', 'e', 'f'])
+    files = fake_tree(tmp_path, ['a', 'b', 'c', 'sub/d', 'e', 'f', 'g/seed=1', 'g/seed=2'])
     load = S.loaded_in(S.sources(tmp_path))
-    assert set(load) == {f'nbs/results/m/{r}' for r in ('a', 'b', 'c', 'sub/d')}
+    assert set(load) == {f'nbs/results/m/{r}' for r in ('a', 'b', 'c', 'sub/d', 'g/seed=1', 'g/seed=2')}
     unloaded = [w for w in S.rule_problems(files, tmp_path, load=load, shown=set()) if 'loads it' in w]
     assert unloaded == [f'nbs/results/m/{r}/checkpoint.pt: no notebook, test or benchmark loads it' for r in ('e', 'f')]
 

@@ -175,7 +175,9 @@ class _Scan:
 
     def values(self, node, env, depth=0):
         if depth > 8: return None
-        if isinstance(node, ast.Constant): return {node.value} if isinstance(node.value, str) else None
+        if isinstance(node, ast.Constant):                                # a string, or an int such as a seed in an f-string
+            v = node.value
+            return {v} if isinstance(v, str) else {str(v)} if isinstance(v, int) and not isinstance(v, bool) else None
         if isinstance(node, ast.Name):
             if node.id in env:
                 b = env[node.id]
