@@ -2,6 +2,7 @@
 import json
 import pytest
 from conftest import ttc, ttc_many
+from ttc_nb.train import loss_fell
 
 def one_line_error(r, *needles):
     assert r.returncode == 2, (r.returncode, r.stderr)
@@ -54,6 +55,7 @@ def test_run_eval_report(tmp_path):
     r = ttc('run', 'prefix-parity', '--preset', 'ci', '--out', out)
     assert r.returncode == 0, r.stderr
     assert f'results: {out}' in r.stdout
+    loss_fell(out)                                       # it learned, not only ran: its training loss fell by 5% at least
     for f in ['config.json', 'env.json', 'metrics.jsonl', 'checkpoint.pt', 'curve.json', 'summary.json', 'learning.png', 'compute_curve.png']:
         assert (out/f).stat().st_size > 0, f
     s = json.loads((out/'summary.json').read_text())

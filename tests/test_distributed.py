@@ -3,6 +3,8 @@ import json, os, signal, subprocess, sys, time
 import pytest, torch
 from conftest import TTC, concurrently, ttc
 from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
+from test_registry import UNLEARNED
+from ttc_nb.train import loss_fell
 
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}
 TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2']
@@ -58,6 +60,7 @@ def test_every_family_trains_in_two_processes(name, tmp_path):
     s = json.loads((tmp_path/'run/summary.json').read_text())
     assert s['finished'] and s['world_size'] == 2 and s['effective_batch_size'] == 2 * s['config']['batch_size'], s
     assert r.stdout.count('results:') == 1, r.stdout                    # process 0 alone reports
+    if not name.startswith(UNLEARNED): loss_fell(tmp_path/'run')      # it learned in two processes too
 
 RUN = ['run', 'prefix-parity', '--preset', 'ci', '--set', f'updates={UPDATES}', '--set', 'ckpt_every=25', '--set', 'eval_every=50', '--nproc', '2']
 

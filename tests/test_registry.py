@@ -2,11 +2,15 @@
 import dataclasses
 import pytest
 from ttc_nb.files import load_json
-from ttc_nb.train import TrainConfig
+from ttc_nb.train import TrainConfig, loss_fell
 from ttc_nb.runs import EXPERIMENTS, UsageError, apply_overrides, get_experiment, run_experiment
 from ttc_nb.cli import load_modules
 
 load_modules()
+
+# The ci presets that learn nothing in the updates CI affords (issue 38): the looped and standard transformers stay at the zero
+# predictor's held-out error for 200 updates; the parity, logic and sort presets of nbs/10_act.ipynb are being changed.
+UNLEARNED = ('looped-', 'standard-', 'act-parity', 'act-logic', 'act-sort', 'pondernet-parity')
 
 @dataclasses.dataclass
 class Cfg(TrainConfig):
@@ -49,3 +53,4 @@ def test_ci_preset_runs_end_to_end(name, tmp_path):
     assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
     assert s['final'] and {r['steps'] for r in s['final']} == {cfg.train_steps}     # the final record: as trained, not the longest
     assert all(0 <= v <= 1 for r in s['curve'] for k, v in r.items() if k in ('acc', 'exact'))
+    if not name.startswith(UNLEARNED): loss_fell(run)           # it learned, not only ran: its training loss fell by 5% at least

@@ -214,7 +214,7 @@ _curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 register(Experiment('sudoku-deq', "the recurrent relational network solved to its fixed point, trained with implicit gradients",
     DEQConfig, deq_setup, presets=dict(
     ci=dict(box=(2, 2), hidden=16, embed=4, givens=(4, 10), bands=('minimal', '7-10'), train_size=64, valid_size=32, test_size=32,
-            batch_size=16, updates=30, eval_every=15, ckpt_every=15, train_steps=16, back_iters=16, test_steps=(1, 2, 4, 8, 16, 32)),
+            batch_size=16, lr=3e-2, updates=30, eval_every=15, ckpt_every=15, train_steps=16, back_iters=16, test_steps=(1, 2, 4, 8, 16, 32)),
     cpu=dict(hidden=64, mlp_layers=2, batch_size=32, lr=1e-3, wd=1e-4, warmup=50, updates=3250, eval_every=500, ckpt_every=500,
              pretrain=3000, forget_max=0.8, rho_reg=5., rho_max=0.9, train_steps=30, back_iters=30, test_steps=_curve, givens=(34, 45), bands=('minimal', '27-33', '34-45'),
              test_size=500, eval_batch=50),

@@ -228,7 +228,7 @@ def pgadj_setup(cfg:PGAdjConfig):
 register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's neighbours for the recurrent relational network, trained by the score-function estimator with straight-through weights",
     PGAdjConfig, pgadj_setup, presets=dict(
     ci=dict(box=(2, 2), hidden=16, embed=4, d_model=16, n_heads=2, n_layers=1, samples=2, givens=(4, 10), bands=('minimal', '7-10'),
-            train_size=64, valid_size=32, test_size=32, batch_size=8, updates=30, eval_every=15, ckpt_every=15, train_steps=4,
+            train_size=64, valid_size=32, test_size=32, batch_size=8, lr=3e-2, updates=30, eval_every=15, ckpt_every=15, train_steps=4,
             test_steps=(1, 2, 4, 8)),
     cpu=dict(hidden=64, mlp_layers=2, n_layers=1, estimator='both', batch_size=8, lr=1e-3, wd=1e-4, warmup=50, updates=8000, eval_every=500, ckpt_every=500,
              prior=5., prior_updates=500, train_steps=8, test_steps=(1, 2, 4, 8, 16, 32), givens=(34, 45), bands=('minimal', '27-33', '34-45'),

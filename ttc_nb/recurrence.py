@@ -199,7 +199,7 @@ def matched(p:dict, model:str) -> dict:
     return q | dict(updates=updates, eval_every=max(1, round(rec.eval_every * scale)),
                     ckpt_every=max(1, round(rec.ckpt_every * scale)))
 
-_ci = dict(d_model=16, n_heads=2, n_layers=2, train_steps=2, batch_size=16, updates=30, eval_every=15, ckpt_every=15,
+_ci = dict(d_model=16, n_heads=2, n_layers=2, train_steps=2, batch_size=16, lr=1e-2, updates=30, eval_every=15, ckpt_every=15,
            test_steps=(1, 2, 4), eval_batch=40)
 _cpu = dict(d_model=64, n_heads=4, n_layers=2, train_steps=4, batch_size=64, lr=1e-3, warmup=100, updates=4000,
             eval_every=500, ckpt_every=500)

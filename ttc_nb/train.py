@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['default_device', 'seed_everything', 'rng_state', 'set_rng_state', 'UsageError', 'ranged', 'between', 'at_least',
            'positive', 'one_of', 'counts', 'check_fields', 'TrainConfig', 'lr_schedule', 'Objective', 'quiet_default',
-           'train_step', 'fit', 'compiled']
+           'train_step', 'fit', 'loss_fell', 'compiled']
 
 # %% ../nbs/05_train.ipynb #c746243f
 import os, sys, math, time, random, warnings, dataclasses
@@ -229,6 +229,17 @@ def fit(model, sample:Callable, loss_fn:Callable, cfg:TrainConfig, eval_fn=None,
         save_checkpoint(ckpt, model=model.state_dict(), update=updates, elapsed=elapsed + time.time() - t0, world=size)
         previous(ckpt).unlink(missing_ok=True)                        # the final weights are on disk: it serves no one
     return recs
+
+# %% ../nbs/05_train.ipynb #c069ef24
+def loss_fell(run_dir, by:float=.05) -> float:
+    "The mean training loss of the last quarter of a run's logged records over that of the first; fails unless it fell by `by` or more."
+    losses = [r['loss'] for r in MetricsLog(Path(run_dir)/'metrics.jsonl').read() if 'loss' in r]
+    assert losses, f'{run_dir} logged no training loss'
+    k = max(1, len(losses) // 4)
+    first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k
+    assert last <= (1 - by) * first, (f'{run_dir}: the training loss went from {first:.4g} to {last:.4g} (the means of the first and last {k} '
+                                      f'of {len(losses)} logged records): it did not fall by {by:.0%}')
+    return last / first
 
 # %% ../nbs/05_train.ipynb #6d8ee425
 def compiled(model:nn.Module) -> nn.Module:
