@@ -8,9 +8,9 @@ from ttc_nb.cli import load_modules
 
 load_modules()
 
-# The ci presets that learn nothing in the updates CI affords (issue 38): the looped and standard transformers stay at the zero
-# predictor's held-out error for 200 updates; the parity, logic and sort presets of nbs/10_act.ipynb are being changed.
-UNLEARNED = ('looped-', 'standard-', 'act-parity', 'act-logic', 'act-sort', 'pondernet-parity')
+# The ci presets that learn nothing in the updates CI affords: the looped and standard transformers stay at the zero
+# predictor's held-out error for 200 updates (learning linear regression 13% below it takes 400 updates, about 3 s a run).
+UNLEARNED = ('looped-', 'standard-')
 
 @dataclasses.dataclass
 class Cfg(TrainConfig):

@@ -260,14 +260,14 @@ _M = dict(train_steps=100, test_steps=_curve)
 _never_halts = dict(halt_bias=-30.)   # an update at its costliest, every input pondering to M: for gpu_time.py
 register(Experiment('act-parity', 'ACT on parity: an RNN ponders on one vector of 1..bits nonzero +-1 entries',
     ACTConfig, act_setup, presets=dict(
-    ci=_ci | dict(bits=8),
+    ci=_ci | dict(bits=3, train_max=2, lr=1e-2),        # small enough to learn in 30 updates: CI checks that it does
     cpu=_adam | _M | dict(bits=16, batch_size=128, lr=1e-3, updates=150000, eval_every=10000, ckpt_every=5000),
     gpu=_adam | _M | dict(bits=64, batch_size=128, lr=1e-3, updates=400000, eval_every=25000, ckpt_every=10000)),
     costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/parity64-600k/tau=0.001'})))
 register(Experiment('act-logic',
     'ACT on logic: an LSTM carries the output of a chain of 1..10 logic gates through 1..10 vectors',
     ACTConfig, act_setup, presets=dict(
-    ci=_ci | dict(task='logic', cell='lstm'),
+    ci=_ci | dict(task='logic', cell='lstm', updates=40),
     cpu=_adam | dict(task='logic', cell='lstm', batch_size=16, lr=1e-3, updates=6000, eval_every=600,
                      ckpt_every=600, train_steps=20, test_steps=_curve),
     gpu=_adam | dict(task='logic', cell='lstm', batch_size=128, lr=1e-3, updates=10000, eval_every=1000,
@@ -285,7 +285,7 @@ register(Experiment('act-addition',
 register(Experiment('act-sort',
     'ACT on sort: an LSTM reads 2..15 numbers, then outputs their indices in ascending order',
     ACTConfig, act_setup, presets=dict(
-    ci=_ci | dict(task='sort', cell='lstm'),
+    ci=_ci | dict(task='sort', cell='lstm', updates=120),
     cpu=_adam | dict(task='sort', cell='lstm', batch_size=16, lr=1e-3, updates=5000, eval_every=500,
                      ckpt_every=500, train_steps=20, test_steps=_curve),
     gpu=_adam | dict(task='sort', cell='lstm', hidden=512, batch_size=128, lr=1e-3, updates=3600, eval_every=400,
@@ -294,7 +294,7 @@ register(Experiment('act-sort',
 register(Experiment('pondernet-parity',
     'PonderNet on parity, trained on 1..bits/2 nonzero entries and tested beyond',
     PonderConfig, pondernet_setup, presets=dict(
-    ci=_ci | dict(bits=8, train_max=4),
+    ci=_ci | dict(bits=4, train_max=2, lr=1e-2),
     cpu=_adam | dict(bits=16, train_max=8, batch_size=128, lr=3e-3, updates=40000, eval_every=5000,
                      ckpt_every=5000, train_steps=20, test_steps=(1, 2, 4, 8, 12, 16, 20, 32, 64)),
     gpu=_adam | dict(bits=96, train_max=48, batch_size=512, lr=3e-4, updates=100000, eval_every=10000,
