@@ -39,5 +39,5 @@ def uninterrupted(tmp_path_factory):
     return run
 
 def pytest_collection_modifyitems(items):
-    "The documentation build and its browser check run last, as `make test` promises."
-    items.sort(key=lambda i: i.path.name == 'test_docs_site.py')
+    "The documentation build and its browser check, the longest file, first: `make pytest` runs files two at a time, longest first."
+    items.sort(key=lambda i: i.path.name != 'test_docs_site.py')
