@@ -39,16 +39,14 @@ nbtest: install
 	status=$$?; $(PY) tools/nbtest.py --slowest 10 $(NBTIMES)/nbs/*.json; \
 	echo "nbtest: $$(( $$(date +%s) - start )) s"; exit $$status
 
-# two test files at a time (pytest-xdist), one thread each (tests/conftest.py), the longest file first: the documentation
-# build and its browser check
 pytest: install
-	$(BIN)/pytest -q tests --durations=10 -n 2 --dist loadfile
+	$(BIN)/pytest -q tests --durations=10
 
 docs: install
 	$(PY) tools/docs.py site
 	@echo "site: docs/index.html"
 
-# pytest's tests/test_docs_site.py builds the site and checks every page in headless Chromium.
+# pytest runs tests/test_docs_site.py last: it builds the site and checks every page in headless Chromium.
 test: sync nbtest pytest
 
 export: install

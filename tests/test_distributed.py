@@ -1,9 +1,8 @@
 "Data-parallel training in 2 CPU processes (gloo), started by torchrun through `ttc run --nproc 2` or directly."
 import json, os, signal, subprocess, sys, time
 import pytest, torch
-from conftest import TTC, concurrently, ttc
+from conftest import TTC, UNLEARNED, concurrently, ttc
 from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
-from test_registry import UNLEARNED
 from ttc_nb.train import loss_fell
 
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}

@@ -1,16 +1,13 @@
 "The experiment registry and config overrides; and every registered experiment's `ci` preset, end to end."
 import dataclasses
 import pytest
+from conftest import UNLEARNED
 from ttc_nb.files import load_json
 from ttc_nb.train import TrainConfig, loss_fell
 from ttc_nb.runs import EXPERIMENTS, UsageError, apply_overrides, get_experiment, run_experiment
 from ttc_nb.cli import load_modules
 
 load_modules()
-
-# The ci presets that learn nothing in the updates CI affords: the looped and standard transformers stay at the zero
-# predictor's held-out error for 200 updates (learning linear regression 13% below it takes 400 updates, about 3 s a run).
-UNLEARNED = ('looped-', 'standard-')
 
 @dataclasses.dataclass
 class Cfg(TrainConfig):
