@@ -11,11 +11,6 @@ TTC = [str(Path(sys.executable).parent/'ttc')]   # the installed console script
 # Set before anything imports torch.
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
-# The ci presets that learn nothing in the updates CI affords, so the trainings of every experiment (test_registry.py,
-# test_distributed.py) do not check that their loss fell: the looped and standard transformers stay at the zero predictor's
-# held-out error for 200 updates (learning linear regression 13% below it takes 400 updates, about 3 s a run).
-UNLEARNED = ('looped-', 'standard-')
-
 def ttc(*args, cwd=None, **kw):
     "Run the `ttc` command line in a subprocess, on CPU; returns the CompletedProcess."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}

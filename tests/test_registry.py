@@ -1,7 +1,6 @@
 "The experiment registry and config overrides; and every registered experiment's `ci` preset, end to end."
 import dataclasses
 import pytest
-from conftest import UNLEARNED
 from ttc_nb.files import load_json
 from ttc_nb.train import TrainConfig, loss_fell
 from ttc_nb.runs import EXPERIMENTS, UsageError, apply_overrides, get_experiment, run_experiment
@@ -50,4 +49,4 @@ def test_ci_preset_runs_end_to_end(name, tmp_path):
     assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
     assert s['final'] and {r['steps'] for r in s['final']} == {cfg.train_steps}     # the final record: as trained, not the longest
     assert all(0 <= v <= 1 for r in s['curve'] for k, v in r.items() if k in ('acc', 'exact'))
-    if not name.startswith(UNLEARNED): loss_fell(run)           # it learned, not only ran: its training loss fell by 5% at least
+    loss_fell(run)                                              # it learned, not only ran: its training loss fell by 5% at least

@@ -156,7 +156,7 @@ def presets(task:str, model:str) -> dict:
     "The ci, cpu and gpu presets of `model` ('looped' or 'standard') on `task`."
     b, T = GPU_LOOPS[task]
     out = dict(ci=dict(d=3, dims=(2, 3, 1, 10), points=(4, 7, 1, 10), loops=(2, 3, 1, 10), window=2, train_steps=3, n_embd=16,
-                       n_heads=2, updates=30, eval_every=15, ckpt_every=15, eval_size=64, eval_batch=32, test_steps=(1, 3, 6)),
+                       n_heads=2, updates=400, lr=1e-2, eval_every=200, ckpt_every=200, eval_size=64, eval_batch=32, test_steps=(1, 3, 6)),
                cpu=dict(d=5, dims=(2, 5, 1, 500), points=(5, 11, 2, 500), loops=(4, 40, 3, 375), window=10, train_steps=40,
                         updates=8000, lr=1e-3, wd=0., warmup=200, eval_every=1000, ckpt_every=500,
                         test_steps=(1, 2, 5, 10, 20, 40, 80, 200, 400, 800)),
