@@ -19,6 +19,7 @@ from .files import MetricsLog, load_json
 from .runs import Experiment, register, made_on
 from .transformer import TransformerConfig, Block, Positions
 from .rrn import RRN
+from .sudoku import geometry
 from .sudoku_task import SudokuConfig, sudoku_setup, sudoku_costs
 
 # %% ../nbs/44_pgadj.ipynb #cdcb7a1a
@@ -243,16 +244,16 @@ def neighbour_probs(model:LearnedGraphRRN, x):
     "Each cell's probabilities (B, N, N) of drawing each other cell first, for puzzles x (B, N)."
     return model.logits(x)[0].softmax(-1)
 
-def plot_neighbours(model:LearnedGraphRRN, puzzle, cells, axs=None):
-    "For each of `cells`, the board shaded by the probability that `puzzle`'s cell draws each cell first; the cell framed, its true peers dotted."
+def plot_neighbours(probs, cells, box=(3, 3), axs=None):
+    "For each of `cells`, the board shaded by `probs[cell]`, the probability that the cell draws each cell first (`neighbour_probs` of one puzzle, (N, N)); the cell framed, its true peers dotted."
     import matplotlib.pyplot as plt
-    n, (r0, c0) = model.n, model.box
-    p = neighbour_probs(model, puzzle[None])[0].cpu()
+    g, (r0, c0) = geometry(box), box
+    n, probs = g.n, torch.as_tensor(probs).cpu()
     axs = axs if axs is not None else plt.subplots(1, len(cells), figsize=(3 * len(cells), 3))[1]
     for ax, c in zip(axs, cells):
-        ax.imshow(p[c].view(n, n), cmap='Blues', vmin=0)
-        peers = model.true_graph[c].view(n, n).nonzero().cpu()
-        ax.scatter(peers[:, 1], peers[:, 0], s=8, c='orange')
+        ax.imshow(probs[c].view(n, n), cmap='Blues', vmin=0)
+        peers = torch.tensor(g.peers[c])
+        ax.scatter(peers % n, peers // n, s=8, c='orange')
         ax.add_patch(plt.Rectangle((c % n - .5, c // n - .5), 1, 1, fill=False, color='red', lw=2))
         for k in range(r0, n, r0): ax.axhline(k - .5, color='grey', lw=1)
         for k in range(c0, n, c0): ax.axvline(k - .5, color='grey', lw=1)
@@ -288,7 +289,7 @@ def reproduction(results=Path('results')) -> list:
     lo, hi = load_json(R/'9x9-cpu'/'config.json')['config']['givens']
     learned = log(R/'9x9-cpu', 'valid_acc')[-1], minutes(R/'9x9-cpu')
     hand = log(Path(results)/'rrn'/'cpu', 'valid_acc')[-1], minutes(Path(results)/'rrn'/'cpu')
-    var = {b: load_json(R/f'{b}-cpu'/'variance.json')['cell'] for b in ('4x4', '9x9')}
+    var = {b: load_json(R/f'{b}-cpu'/'variance.json')['value']['cell'] for b in ('4x4', '9x9')}     # as `measured` keeps it
     cut = {b: v['none'] / v['leave-one-out'] for b, v in var.items()}
     drawn = {b: log(R/f'{b}-cpu', 'precision')[-1] for b in ('4x4', '9x9')}
     chance = {'4x4': 7 / 15, '9x9': 20 / 80}                   # the share of peers among the other cells

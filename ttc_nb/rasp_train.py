@@ -229,7 +229,7 @@ def run_summaries(results=Path('results')) -> dict:
         a = analyse(library(p).output)
         for name in ablations(a.layers, max(a.head_counts)):
             d = Path(results)/'rasp'/p/name
-            if not (d/'summary.json').exists(): raise UsageError(f'{d} holds no finished run: `make slow` makes it')
+            if not (d/'summary.json').exists(): raise UsageError(f'{d} holds no finished run: `make nbtest` makes it')
             s = load_json(d/'summary.json')
             c, test = s['config'], next(r for r in s['final'] if r['set'] == 'test')
             out[p, name] = dict(layers=c['layers'] or a.layers, heads=c['heads'] or max(a.head_counts),

@@ -5,18 +5,18 @@
 # %% auto #0
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register', 'get_experiment', 'command',
            'environment', 'rerun_command', 'command_sets', 'report', 'machine', 'made_on', 'hardware', 'plan_run',
-           'run_experiment', 'reads_only', 'ensure_run', 'stale_runs', 'load_run', 'evaluate_run', 'format_curve',
-           'gpu_minutes']
+           'run_experiment', 'under_ci', 'reads_only', 'ensure_run', 'stale_runs', 'load_run', 'evaluate_run',
+           'format_curve', 'measured', 'gpu_minutes']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
-import os, json, shlex, socket, platform, subprocess, contextlib, dataclasses, typing
+import os, json, shlex, hashlib, socket, platform, subprocess, contextlib, dataclasses, typing
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 import torch, torch.nn as nn, torch.distributed as dist
 from .protocol import accuracy, compute_curve
-from .files import save_json, load_json, load_checkpoint, load_latest, previous, DamagedFile
+from .files import atomic_write, save_json, load_json, load_checkpoint, load_latest, previous, DamagedFile
 from .plots import plot_compute_curve, plot_learning
 from .processes import Stop, Stopped, world, gather
 from .train import UsageError, default_device, seed_everything, compiled, fit, quiet_default
@@ -282,9 +282,13 @@ def run_experiment(name=None, preset='cpu', overrides=(), out=None, device=None,
 
 def _finished(run_dir): return (run_dir/'summary.json').exists() and _read(run_dir, 'summary.json').get('finished', True)
 
+def under_ci() -> bool:
+    "Whether this runs under CI (`CI` set, and not to 0 or false): committed runs and measurements are read, never made."
+    return os.environ.get('CI', '').lower() not in ('', '0', 'false')
+
 def reads_only(preset):
     "True where `ensure_run` must not train a run of `preset`: under CI (`CI` set), every preset but `ci` is read, never trained."
-    return preset != 'ci' and os.environ.get('CI', '').lower() not in ('', '0', 'false')
+    return preset != 'ci' and under_ci()
 
 def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
     "The summary of the run of `name` in `out`: read back when finished, resumed when interrupted, else trained (never under CI)."
@@ -340,6 +344,18 @@ def format_curve(curve):
     rows = [['set', 'steps', *keys]] + [[str(r.get('set', '')), str(r['steps']), *(f'{r[k]:.4f}' for k in keys)] for r in curve]
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return '\n'.join('  '.join(c.rjust(n) for c, n in zip(r, w)) for r in rows)
+
+# %% ../nbs/06_runs.ipynb #measd0def
+def measured(run_dir, name:str, measure:Callable, **args):
+    "`measure()`, a measurement (plain JSON values) of the trained run in `run_dir`, kept in `run_dir/<name>.json` with `args` and the hash of the checkpoint (None where the run keeps none): read back while both match, else made again and written; under CI a missing or outdated one is an error."
+    path, ckpt = Path(run_dir)/f'{name}.json', Path(run_dir)/'checkpoint.pt'
+    digest = hashlib.sha256(ckpt.read_bytes()).hexdigest()[:16] if ckpt.exists() else None
+    made = dict(checkpoint=digest, args=json.loads(json.dumps(args)))
+    if path.exists() and {k: (kept := load_json(path)).get(k) for k in made} == made: return kept['value']
+    if under_ci(): raise UsageError(f"{path} is missing or was measured on other weights or with other arguments, and CI reads measurements, "
+                                    f"never makes them: run the page that makes it outside CI and commit the file")
+    atomic_write(path, lambda f: f.write(json.dumps(made | dict(value=measure())).encode()))     # one line: values may be long lists
+    return load_json(path)['value']
 
 # %% ../nbs/06_runs.ipynb #0066fbcd
 def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json', preset='gpu'):
