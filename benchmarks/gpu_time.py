@@ -29,7 +29,12 @@ the host issues each operation in this CPU's measured dispatch time plus `launch
 so an update takes the larger of the two sums, plus drawing its batch. Eager mode: `torch.compile` fuses operations
 and would do better. Sudoku sets are built by 16 workers (the H100 machine's cores) at the one-worker rate measured.
 
-Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--out nbs/results/gpu-time-h100.json]
+Beside the H100 model, the same updates are timed for real on this CPU, with `--cpu-threads` threads (default 2): the mean
+wall seconds of an update (drawing its batch included) at the same training points, and of one batch of the periodic
+validation, give the hours the preset's training takes here (`cpu_train_h`: its updates and validations, not its final
+curve). Where that is within a few hours, the preset is a CPU run, whatever the H100 model says.
+
+Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--cpu-threads 2] [--out nbs/results/gpu-time-h100.json]
 """
 import argparse, dataclasses, statistics, time
 from pathlib import Path
@@ -117,6 +122,23 @@ def update_cost(s, cfg, dispatch_s, points):
         recs.append(c.record(dispatch_s) | dict(update=i, sample_s=round(sample_s, 5)))
     return recs
 
+def cpu_seconds(s, cfg, points, threads):
+    "Wall seconds on this CPU with `threads` threads of one update at each of `points` (the mean, drawing its batch included) and of one validation batch."
+    torch.set_num_threads(threads)
+    try:
+        net = Objective(s.model, s.loss)
+        opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
+        sched, gen = lr_schedule(opt, cfg.updates, cfg.warmup, cfg.schedule), torch.Generator().manual_seed(cfg.seed)
+        draw = (lambda i: s.sample(gen, i)) if s.curriculum else (lambda i: s.sample(gen))
+        train_step(net, opt, sched, draw(0), cfg.clip, False)          # warm: the optimiser's state exists
+        times = []
+        for i in points:
+            t0 = time.perf_counter(); train_step(net, opt, sched, draw(i), cfg.clip, False); times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        compute_curve(s.model, [next(iter(next(iter(s.evals.values()))))], [cfg.train_steps], s.metrics, torch.device('cpu'))
+        return statistics.mean(times), time.perf_counter() - t0
+    finally: torch.set_num_threads(1)
+
 def trained(model, exp, preset):
     "The committed run whose weights the experiment names for `preset` (`Costs.trained`), loaded into `model`; its directory, or None."
     if not (run := exp.costs.trained.get(preset)): return None
@@ -149,7 +171,7 @@ def build_seconds(exp, cfg):
     one = exp.costs.data_build(cfg)
     return one | dict(s=round(one['one_worker_s'] / H100['host_cores'], 1))
 
-def estimate(name, dispatch_s, preset='gpu'):
+def estimate(name, dispatch_s, preset='gpu', cpu_threads=2):
     exp = get_experiment(name)
     real = exp.config(preset)
     cfg = measured(exp, real)
@@ -166,17 +188,21 @@ def estimate(name, dispatch_s, preset='gpu'):
     build = build_seconds(exp, real)
     generation_s = extra_seconds(exp, s, cfg, dispatch_s)
     total = train_s + curve_s + generation_s + (build['s'] if build else setup_s)
+    cpu_update_s, cpu_valid_s = cpu_seconds(s, cfg, points, cpu_threads)
+    cpu_train_h = (cfg.updates * cpu_update_s + evals * cpu_valid_s * batches_per_set(exp, real, s)[next(iter(s.evals))]) / 3600
     return dict(experiment=name, preset=preset, config={k: v for k, v in exp.presets[preset].items()}, updates=cfg.updates,
                 batch_size=cfg.batch_size, weights=weights,
                 bound=weights is None and bool(exp.costs.costliest), update_s=round(per_update, 5), updates_measured=updates,
                 valid_s=round(valid_s, 3), evaluations=evals, final_curve_s=round(curve_s, 2), generation_s=round(generation_s, 1), setup_s=round(setup_s, 1),
                 data_build=build,
-                train_min=round(train_s / 60, 1), total_min=round(total / 60, 1), cpu_measure_s=round(time.perf_counter() - t0, 1))
+                train_min=round(train_s / 60, 1), total_min=round(total / 60, 1), cpu_threads=cpu_threads, cpu_update_s=round(cpu_update_s, 5),
+                cpu_valid_s=round(cpu_valid_s, 3), cpu_train_h=round(cpu_train_h, 2), cpu_measure_s=round(time.perf_counter() - t0, 1))
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument('--experiments')
     p.add_argument('--presets', default='gpu', help='comma-separated presets (default: gpu)')
+    p.add_argument('--cpu-threads', type=int, default=2, help='threads for the real CPU timing (default 2)')
     p.add_argument('--out', default='nbs/results/gpu-time-h100.json')
     args = p.parse_args()
     torch.set_num_threads(1)
@@ -188,10 +214,11 @@ def main():
     print(f'dispatch: {dispatch_s * 1e6:.1f} us per op', flush=True)
     rows = []
     for name, preset in todo:
-        rows.append(estimate(name, dispatch_s, preset))
+        rows.append(estimate(name, dispatch_s, preset, args.cpu_threads))
         r = rows[-1]
         print(f"{name} ({preset}): {r['updates']} updates x {r['update_s'] * 1e3:.1f} ms + {r['evaluations']} validations x {r['valid_s']:.2f} s"
-              f" + curve {r['final_curve_s']:.0f} s + generation {r['generation_s']:.0f} s -> {r['total_min']} min", flush=True)
+              f" + curve {r['final_curve_s']:.0f} s + generation {r['generation_s']:.0f} s -> {r['total_min']} min on the H100 model;"
+              f" here, {r['cpu_threads']} CPU threads: {r['cpu_update_s'] * 1e3:.1f} ms an update -> {r['cpu_train_h']:.2f} h of training", flush=True)
     if Path(args.out).exists():                               # the other experiments' and presets' estimates are kept
         rows = [r for r in load_json(args.out)['rows'] if (r['experiment'], r.get('preset', 'gpu')) not in todo] + rows
     save_json(dict(benchmark=__doc__.splitlines()[0], h100=H100, assume=ASSUME, dispatch_s=dispatch_s, rows=rows,

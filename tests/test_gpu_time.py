@@ -48,6 +48,8 @@ def test_writes_and_merges(tmp_path):
     assert r['updates'] == 20000 and r['update_s'] > 0 and r['total_min'] > 0 and not r['bound'] and r['generation_s'] == 0
     assert r['total_min'] == pytest.approx((r['updates'] * r['update_s'] + r['evaluations'] * r['valid_s'] + r['final_curve_s'] + r['setup_s']) / 60,
                                            abs=0.1)   # setup_s: the data built (seconds on a fresh clone, none with a warm cache)
+    assert r['cpu_threads'] == 2 and r['cpu_update_s'] > 0 and r['cpu_valid_s'] > 0                  # timed for real on this CPU too
+    assert r['cpu_train_h'] == pytest.approx(r['updates'] * r['cpu_update_s'] / 3600, rel=.2) and r['cpu_train_h'] >= r['updates'] * r['cpu_update_s'] / 3600 - .005
 
 def test_the_committed_estimates_cover_every_gpu_preset_within_20_minutes():
     presets = {p for e in EXPERIMENTS.values() for p in e.presets if p.startswith('gpu')}      # 'gpu', and others sized for a GPU
