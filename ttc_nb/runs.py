@@ -359,15 +359,19 @@ def measured(run_dir, name:str, measure:Callable, **args):
 
 # %% ../nbs/06_runs.ipynb #0066fbcd
 def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json', preset='gpu'):
-    "One line per experiment of `names`: its `preset`'s updates and estimated minutes on one H100, from `benchmarks/gpu_time.py`'s `path`."
-    rows = {(r['experiment'], r.get('preset', 'gpu')): r for r in load_json(path)['rows']}
+    "One line per experiment of `names`: its `preset`'s updates and estimated minutes on one H100, and where measured the hours its training takes on the CPU that measured it, from `benchmarks/gpu_time.py`'s `path`."
+    est = load_json(path)
+    rows = {(r['experiment'], r.get('preset', 'gpu')): r for r in est['rows']}
     rerun = lambda name: f"run benchmarks/gpu_time.py --experiments {name} --presets {preset}"
     def line(name):
         if (name, preset) not in rows: raise UsageError(f"{path} has no estimate for {name} at its {preset} preset: {rerun(name)}")
         r, config = rows[name, preset], json.loads(json.dumps(get_experiment(name).presets[preset]))   # as JSON wrote it
         if r['config'] != config: raise UsageError(f"{path} estimated another {preset} preset of {name}: {rerun(name)}")
         build = f", {r['data_build']['s'] / 60:.1f} min of it building the data" if r['data_build'] else ''
+        h = r.get('cpu_train_h', 0)
+        cpu = (f"; on {r['cpu_threads']} thread{'s' if r['cpu_threads'] > 1 else ''} of a {est['env']['cpus']}-core {est['env']['device_name']}: "
+               f"{r['cpu_update_s'] * 1e3:.1f} ms an update, {f'{h:.1f} h' if h >= 1 else f'{60 * h:.0f} min'} of training" if 'cpu_train_h' in r else '')
         return (f"{name}{'' if preset == 'gpu' else f' ({preset})'}: {r['updates']:,} updates of {r['batch_size']} at {r['update_s'] * 1e3:.1f} ms, "
-                f"{'at most ' if r['bound'] else ''}{r['total_min']:.1f} min{build}")
+                f"{'at most ' if r['bound'] else ''}{r['total_min']:.1f} min{build}{cpu}")
     return '\n'.join(map(line, names))
 
