@@ -108,13 +108,18 @@ def batches_per_set(exp, real, s):
     "{set: number of batches} of the preset's real held-out sets."
     return exp.costs.eval_batches(real, s.evals) if exp.costs.eval_batches else {k: len(v) for k, v in s.evals.items()}
 
-def update_cost(s, cfg, dispatch_s, points):
-    "Mean H100-model seconds of one update, and of drawing its batch here, over the training points `points`."
+def _trainer(s, cfg, foreach=None):
+    "The objective, AdamW, schedule and batch drawer `fit` builds for `cfg`, after one update, so that the optimiser's state exists."
     net = Objective(s.model, s.loss)
-    opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd, foreach=True)   # as on CUDA
+    opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd, foreach=foreach)
     sched, gen = lr_schedule(opt, cfg.updates, cfg.warmup, cfg.schedule), torch.Generator().manual_seed(cfg.seed)
     draw = (lambda i: s.sample(gen, i)) if s.curriculum else (lambda i: s.sample(gen))
-    train_step(net, opt, sched, draw(0), cfg.clip, False)          # the optimiser's state exists from the first update on
+    train_step(net, opt, sched, draw(0), cfg.clip, False)
+    return net, opt, sched, draw
+
+def update_cost(s, cfg, dispatch_s, points):
+    "Mean H100-model seconds of one update, and of drawing its batch here, over the training points `points`."
+    net, opt, sched, draw = _trainer(s, cfg, foreach=True)        # foreach as on CUDA
     recs = []
     for i in points:
         t0 = time.perf_counter(); batch = draw(i); sample_s = time.perf_counter() - t0
@@ -126,11 +131,7 @@ def cpu_seconds(s, cfg, points, threads):
     "Wall seconds on this CPU with `threads` threads of one update at each of `points` (the mean, drawing its batch included) and of one validation batch."
     torch.set_num_threads(threads)
     try:
-        net = Objective(s.model, s.loss)
-        opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
-        sched, gen = lr_schedule(opt, cfg.updates, cfg.warmup, cfg.schedule), torch.Generator().manual_seed(cfg.seed)
-        draw = (lambda i: s.sample(gen, i)) if s.curriculum else (lambda i: s.sample(gen))
-        train_step(net, opt, sched, draw(0), cfg.clip, False)          # warm: the optimiser's state exists
+        net, opt, sched, draw = _trainer(s, cfg)
         times = []
         for i in points:
             t0 = time.perf_counter(); train_step(net, opt, sched, draw(i), cfg.clip, False); times.append(time.perf_counter() - t0)
