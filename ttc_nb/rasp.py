@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['tokens', 'indices', 'length', 'PREDICATES', 'EQ', 'NEQ', 'LT', 'LEQ', 'GT', 'GEQ', 'TRUE', 'FALSE', 'RASPError',
            'as_values', 'Node', 'evaluate', 'SOp', 'Tokens', 'Indices', 'Length', 'Full', 'sop', 'Map', 'sop_map',
-           'zipmap', 'Selector', 'Select', 'SelectorOp', 'and_', 'or_', 'not_', 'Aggregate', 'SelectorWidth',
+           'zipmap', 'arith', 'Selector', 'Select', 'SelectorOp', 'and_', 'or_', 'not_', 'Aggregate', 'SelectorWidth',
            'aggregate', 'selector_width']
 
 # %% ../nbs/20_rasp.ipynb #aabc857b
@@ -143,6 +143,17 @@ def zipmap(f, a, b):
 def _op(f, swap=False):
     return lambda self, other: Map(f, *((other, self) if swap else (self, other)), vectorised=True)
 
+def _number(x):
+    "Booleans as the integers 0 and 1; anything else as it is."
+    if isinstance(x, np.ndarray): return x.astype(np.int64) if x.dtype == bool else x
+    return int(x) if isinstance(x, (bool, np.bool_)) else x
+
+def arith(f):
+    "The arithmetic `f` on numbers, booleans counted as 0 and 1: True + True is 2, as in the reference interpreter."
+    g = lambda *xs: f(*map(_number, xs))
+    g.__name__ = getattr(f, '__name__', 'arith')
+    return g
+
 def _truth(x):
     if x.dtype == object and all(isinstance(v, (bool, np.bool_, int, np.integer)) for v in x.tolist()):
         x = as_values(x.tolist())
@@ -152,14 +163,14 @@ def _truth(x):
 
 for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv,
                     floordiv=operator.floordiv, mod=operator.mod, pow=operator.pow).items():
-    setattr(SOp, f'__{name}__', _op(f)); setattr(SOp, f'__r{name}__', _op(f, swap=True))
+    setattr(SOp, f'__{name}__', _op(arith(f))); setattr(SOp, f'__r{name}__', _op(arith(f), swap=True))
 for name, f in dict(eq=operator.eq, ne=operator.ne, lt=operator.lt, le=operator.le, gt=operator.gt, ge=operator.ge).items():
     setattr(SOp, f'__{name}__', _op(f))
 for name, f in dict(and_=np.logical_and, or_=np.logical_or).items():
     setattr(SOp, f'__{name[:-1]}__', _op(lambda x, y, f=f: f(_truth(x), _truth(y))))
     setattr(SOp, f'__r{name[:-1]}__', _op(lambda x, y, f=f: f(_truth(x), _truth(y)), swap=True))
 SOp.__invert__ = lambda self: Map(lambda x: ~_truth(x), self, vectorised=True)
-SOp.__neg__ = lambda self: Map(operator.neg, self, vectorised=True)
+SOp.__neg__ = lambda self: Map(arith(operator.neg), self, vectorised=True)
 
 # %% ../nbs/20_rasp.ipynb #1497eb6a
 PREDICATES = {'==': operator.eq, '!=': operator.ne, '<': operator.lt, '<=': operator.le, '>': operator.gt,
@@ -223,6 +234,8 @@ class Aggregate(SOp):
     def compute(self, args, xs):
         "Per query, the mean of the selected values, the value itself when one is selected, `default` when none is; only numbers average."
         S, v = args
+        # a mean of booleans is a fraction: with a number as default the aggregate is numerical, whatever the widths
+        if v.dtype == bool and not isinstance(self.default, (bool, np.bool_)): v = v.astype(np.float64)
         width = S.sum(1)
         out = np.empty(len(S), dtype=object)
         out[width == 0] = self.default
@@ -230,7 +243,7 @@ class Aggregate(SOp):
         out[one] = v[S[one].argmax(1)]
         many = width > 1
         if many.any():
-            if v.dtype == object:
+            if v.dtype in (object, bool):
                 raise RASPError(f"aggregate cannot average values that are not numbers: {v.tolist()}, "
                                 f"with {width.max()} selected for a query")
             out[many] = (S[many] @ v.astype(float)) / width[many]

@@ -27,8 +27,11 @@ def postorder(nodes) -> list:
     return out
 
 def head_key(s) -> tuple:
-    "What makes two selectors the same head: the same predicate of the same keys and queries (constants by value)."
-    if isinstance(s, R.Select): return ('select', s.predicate) + tuple(map(head_key, s.children))
+    "What makes two selectors the same head: the same predicate of the same keys and queries (constants by value); every TRUE is one."
+    if isinstance(s, R.Select):
+        # TRUE selects every key whatever the keys and queries: one pattern of attention
+        if s.predicate == R.TRUE: return ('select', R.TRUE)
+        return ('select', s.predicate) + tuple(map(head_key, s.children))
     if isinstance(s, R.SelectorOp): return (s.f.__name__,) + tuple(map(head_key, s.children))
     if isinstance(s, R.Full): return ('full', repr(s.value))
     if isinstance(s, (R.Tokens, R.Indices, R.Length)): return (type(s).__name__,)

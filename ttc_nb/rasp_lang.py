@@ -65,9 +65,10 @@ BUILTINS = {'tokens': R.tokens, 'tokens_str': R.tokens, 'indices': R.indices, 'l
 RESERVED = set(BUILTINS) | {'select'}
 
 # %% ../nbs/22_rasp_lang.ipynb #b4c0b0e1
-OPS = {k: _named(f, k) for k, f in {'+': operator.add, '-': operator.sub, '*': operator.mul, '/': operator.truediv,
-       '%': operator.mod, '^': operator.pow, '**': operator.pow, '==': operator.eq, '!=': operator.ne,
-       '<': operator.lt, '<=': operator.le, '>': operator.gt, '>=': operator.ge}.items()}
+# arithmetic counts booleans as 0 and 1
+OPS = {k: _named(f, k) for k, f in {'+': R.arith(operator.add), '-': R.arith(operator.sub), '*': R.arith(operator.mul),
+       '/': R.arith(operator.truediv), '%': R.arith(operator.mod), '^': R.arith(operator.pow), '**': R.arith(operator.pow),
+       '==': operator.eq, '!=': operator.ne, '<': operator.lt, '<=': operator.le, '>': operator.gt, '>=': operator.ge}.items()}
 
 def _describe(x):
     return 'a selector' if isinstance(x, R.Selector) else 'an s-op' if isinstance(x, R.SOp) else \
@@ -159,7 +160,7 @@ def _unary(self:Interpreter, e, env, op, a):
     a = self.expr(a, env)
     if op == 'not': return R.not_(a) if isinstance(a, R.Node) else not a
     if isinstance(a, R.Selector): raise RASPError(f'{op} needs an s-op or a number, got a selector')
-    f = _named(operator.neg if op == '-' else operator.pos, op)
+    f = _named(R.arith(operator.neg if op == '-' else operator.pos), op)
     if isinstance(a, R.SOp): return Map(f, a, vectorised=True)
     try: return f(a)
     except TypeError: raise RASPError(f'{op} needs a number, got {a!r}') from None
@@ -349,8 +350,8 @@ def repl(xs:str, read=input):
         buf += line + '\n'
         try: results = interp.run(buf)
         except RASPError as e:
-            # the statement goes on
-            if line.strip() and str(e).split('\n')[0].endswith('found the end of the program'): continue
+            # the statement goes on, over blank lines too
+            if str(e).split('\n')[0].endswith('found the end of the program'): continue
             print(e); buf = ''; continue
         buf = ''
         for s, v in results:
