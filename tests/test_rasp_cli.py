@@ -34,7 +34,7 @@ def test_repl_reads_until_exit():
     r = ttc('rasp', '--input', 'ab', input='x = indices + 1;\ndef f(s) {\n return s * 10;\n}\nf(x);\nnope;\nexit\nx;\n')
     assert r.returncode == 0, r.stderr
     out = r.stdout.replace('>> ', '').replace('.. ', '').splitlines()
-    assert out == ['x = [1, 2]', '[10, 20]', "line 1, column 1: unknown name 'nope'", '    nope;', '    ^']
+    assert out == ['x = [1, 2] (ints)', '[10, 20] (ints)', "line 1, column 1: unknown name 'nope'", '    nope;', '    ^']
 
 def test_repl_ends_at_end_of_input():
     r = ttc('rasp', input='indices;\n')

@@ -99,6 +99,8 @@ class Full(SOp):
     "A constant: `value` at every position, or, for a list, the list itself."
     def __init__(self, value):
         super().__init__(); self.value = value
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Node) for v in value):
+            raise RASPError(f"a list that stands for a sequence holds constants, not s-ops or selectors: {value}")
     def compute(self, args, xs):
         "`value` at every position, or the list `value`, which must be as long as the input."
         n = len(xs)
