@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['PAPER_COUNTS', 'postorder', 'head_key', 'Analysis', 'analyse', 'draw_graph', 'draw_selector', 'show', 'kind', 'shown',
-           'repl', 'rasp_command']
+           'repl', 'values_until_error', 'rasp_command']
 
 # %% ../nbs/23_rasp_analysis.ipynb #59821172
 import sys, json
@@ -211,26 +211,44 @@ def _source(file:str) -> str:
     try: return Path(file).read_text()
     except (OSError, UnicodeDecodeError) as e: raise UsageError(f'cannot read {file}: {e}') from None
 
+def values_until_error(program:Program, xs, name:str=None) -> tuple:
+    "The values of `program`'s s-ops (or of `name`) on `xs`, in order, up to the first that fails: (values, the error or None)."
+    try: return program(xs, name), None
+    except RASPError as e:
+        if name is not None: return {}, e
+    out = {}                                        # one by one, to keep the values before the failing s-op
+    for k, v in program.sops.items():
+        try: out[k] = R.evaluate(v, xs).tolist()
+        except RASPError as e: return out, e
+    return out, None
+
 def _rasp_cmd(args):
     try:
         if args.file is None:
             if args.name or args.json or args.analyse:
                 raise UsageError('--name, --json and --analyse need a program FILE')
-            return repl(args.input)
-        program = Program(_source(args.file), LIB)
+            return repl('hello' if args.input is None else args.input)
+        file = None if args.file == '-' or args.file.startswith('lib:') else args.file
+        program = Program(_source(args.file), LIB, file, partial=not args.analyse)
         if args.analyse: return print(analyse(program, args.name).report(args.json))
-        values = program(args.input, args.name)
+        # a program's error stops it: the values before it are shown, then the error
+        xs = args.input if args.input is not None else program.interp.example or 'hello'
+        values, error = values_until_error(program, xs, args.name)
+        error = program.error or error
     except RASPError as e: raise UsageError(str(e)) from None
-    if args.json: print(json.dumps(values[args.name] if args.name else values, ensure_ascii=False))
+    if args.json:
+        if error is None: print(json.dumps(values[args.name] if args.name else values, ensure_ascii=False))
+        else: print(json.dumps({**values, 'error': str(error)}, ensure_ascii=False))
     else:
         for k, v in values.items(): print(f'{k} = {show(v)}')
+    if error is not None: raise UsageError(str(error))
 
 @command('rasp', 'run a RASP program (Weiss et al. 2021) on an input, analyse it, or open a REPL')
 def rasp_command(parser):
     "Add the arguments of `ttc rasp`."
     parser.add_argument('file', nargs='?', metavar='FILE',
                         help='program file, - for standard input, lib:NAME for a library program; none: a REPL')
-    parser.add_argument('--input', default='hello', help='the input; its characters are the tokens (default: hello)')
+    parser.add_argument('--input', help='the input; its characters are the tokens (default: the program\'s `set example`, else hello)')
     parser.add_argument('--name', help='print only this s-op')
     parser.add_argument('--json', action='store_true', help='print one line of JSON')
     parser.add_argument('--analyse', action='store_true', help='print the layers and heads the program needs')
