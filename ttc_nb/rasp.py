@@ -21,16 +21,17 @@ class RASPError(ValueError):
         self.where = where
         super().__init__(message if where is None else f"{where[0]}: {message}\n{where[1]}")
 
-def _kind(x):
-    if isinstance(x, (bool, np.bool_)): return bool
-    if isinstance(x, (int, np.integer)): return int
-    if isinstance(x, (float, np.floating)): return float
+def _kind(t:type):
+    "The kind of the values of type `t`: bool, int, float or object."
+    if issubclass(t, (bool, np.bool_)): return bool
+    if issubclass(t, (int, np.integer)): return int
+    if issubclass(t, (float, np.floating)): return float
     return object
 
 def as_values(xs):
     "A numpy array of `xs`: bool, int or float when every element is one (bools count as numbers), else objects."
     xs = list(xs)
-    kinds = {_kind(x) for x in xs}
+    kinds = {_kind(t) for t in set(map(type, xs))}          # the types, then their kinds: a loop in C, not in Python
     for allowed, dtype in (({bool}, bool), ({bool, int}, np.int64), ({bool, int, float}, np.float64)):
         if kinds <= allowed: return np.array(xs, dtype=dtype)
     out = np.empty(len(xs), dtype=object)
@@ -187,6 +188,10 @@ class Selector(Node):
     def __or__(self, other): return SelectorOp(np.logical_or, self, other)
     def __invert__(self): return SelectorOp(np.logical_not, self)
 
+def _text(x:np.ndarray) -> np.ndarray:
+    "Strings as a numpy array of strings, which compares them in C, as Python orders them; other values as they are."
+    return x.astype(str) if x.dtype == object and set(map(type, x.tolist())) == {str} else x
+
 class Select(Selector):
     "S[q][k] = predicate(keys[k], queries[q])."
     def __init__(self, keys, queries, predicate):
@@ -196,7 +201,7 @@ class Select(Selector):
         self.children, self.predicate = (sop(keys), sop(queries)), predicate
     def compute(self, args, xs):
         "The selection matrix (queries, keys): entry (q, k) is the predicate of key k and query q."
-        k, q = args
+        k, q = map(_text, args)
         try: return np.asarray(PREDICATES[self.predicate](k[None, :], q[:, None]), dtype=bool)
         except TypeError as e:
             raise RASPError(f"select cannot compare keys {k.tolist()} with queries {q.tolist()} "

@@ -247,7 +247,7 @@ def _binary(self:Interpreter, e, env, op, a, b):
     return _constant(op, a, b)
 
 @patch
-def _if(self:Interpreter, e, env, a, cond, b):
+def _if(self:Interpreter, e, env, a, cond, b):   # per position `a if cond else b`, Python's truth of cond, as one numpy where
     a, cond, b = self.expr(a, env), self.expr(cond, env), self.expr(b, env)
     if isinstance(cond, R.Selector):
         raise RASPError('the condition of if must be an s-op or a constant, not a selector')
@@ -255,7 +255,7 @@ def _if(self:Interpreter, e, env, a, cond, b):
     if any(isinstance(v, (R.Selector, Function, Builtin)) for v in (a, b)):
         raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, '
                         f'got {_describe(a)} and {_describe(b)}')
-    return Map(_named(lambda c, x, y: x if c else y, 'if'), cond, a, b)
+    return Map(_named(lambda c, x, y: np.where(c.astype(bool), x, y), 'if'), cond, a, b, vectorised=True)
 
 # %% ../nbs/22_rasp_lang.ipynb #7d194c20
 @patch
