@@ -195,8 +195,8 @@ def _select(self:Interpreter, e, env, keys, queries, op): return R.Select(self.e
 
 def _item(a, i):
     "`a[i]` of constants, or a `RASPError` that says why not."
-    if isinstance(a, dict) and i not in a: raise RASPError(f'{i!r} is not a key of the dict {a!r}')
     try: return a[i]
+    except KeyError: raise RASPError(f'{i!r} is not a key of the dict {a!r}') from None
     except (TypeError, IndexError) as err: raise RASPError(f'cannot index {a!r} by {i!r}: {err}') from None
 
 def _at(x, i):
