@@ -55,4 +55,4 @@ def test_errors_exit_2_with_place_and_text(tmp_path):
     errors(ttc('rasp', 'lib:nope'), "no library program 'nope'")
     errors(ttc('rasp', 'lib:sort', '--name', 'nope'), "the program has no s-op named 'nope'; its s-ops: sort")
     errors(ttc('rasp', 'lib:sort', '--input', ''), 'the input is empty')
-    errors(ttc('rasp', '--analyse'), '--name, --json and --analyse need a program FILE')
+    errors(ttc('rasp', '--analyse'), '--name, --json, --analyse and --draw need a program FILE')

@@ -4,10 +4,10 @@
 
 # %% auto #0
 __all__ = ['SORT', 'TOKENS', 'BUILTINS', 'RESERVED', 'OPS', 'PROGRAM_FILES', 'PRELUDE', 'PROGRAMS', 'EXAMPLES', 'LIB', 'Function',
-           'Builtin', 'Interpreter', 'Program', 'library', 'run_library']
+           'Builtin', 'Drawing', 'Interpreter', 'Program', 'library', 'run_library']
 
 # %% ../nbs/22_rasp_lang.ipynb #0fcddece
-import operator, os
+import operator
 from pathlib import Path
 from collections import ChainMap
 from fastcore.basics import patch
@@ -18,18 +18,8 @@ from .rasp import RASPError, Map
 from .rasp_grammar import Source, Expr, Stmt, RASPParser, parse_program
 
 # %% ../nbs/22_rasp_lang.ipynb #f9394429
-SORT = '''
-def with_bos_selector_width(s) {
-  s = s or select(indices, 0, ==);
-  inverted_width = aggregate(s, indicator(indices == 0));
-  return round(1 / inverted_width) - 1;
-}
-earlier = select(tokens, tokens, <) or (select(tokens, tokens, ==) and select(indices, indices, <));
-num_smaller = with_bos_selector_width(earlier);
-target_pos = 0 if (indices == 0) else num_smaller + 1;
-sel_new_val = select(target_pos, indices, ==);
-sort = aggregate(sel_new_val, tokens);
-'''
+# the sort of the authors' slides, after a BOS
+SORT = (Path(ttc_nb.__file__).parent/'rasp_programs'/'sort_slides.rasp').read_text()
 
 # %% ../nbs/22_rasp_lang.ipynb #3324651c
 class Function:
@@ -42,6 +32,12 @@ class Builtin:
     "A function RASP gives: its name, the Python that builds its value, and the numbers of arguments it takes."
     def __init__(self, name, f, nargs): self.name, self.f, self.nargs = name, f, nargs
     def __repr__(self): return f'{self.name} (built in)'
+
+class Drawing:
+    "`draw(s, input)`: the computation of the s-op or selector `s` on `input` (None: the example), to be drawn by the REPL."
+    def __init__(self, s, xs=None):
+        if not isinstance(s, R.Node): raise RASPError(f'draw takes an s-op or a selector, not {_describe(s)}')
+        self.s, self.xs = s, xs
 
 def _named(f, name):
     g = lambda *a: f(*a)
@@ -87,7 +83,7 @@ BUILTINS = {**TOKENS, 'indices': R.indices, 'length': R.length, 'True': True, 'F
                                                            lambda x: int(bool(x))), (1,)),
             'range': Builtin('range', _constants('range', _range), (1, 2, 3)),
             'zip': Builtin('zip', _constants('zip', lambda *a: [list(t) for t in zip(*a)]), tuple(range(1, 10))),
-            'len': Builtin('len', _constants('len', len), (1,))}
+            'len': Builtin('len', _constants('len', len), (1,)), 'draw': Builtin('draw', Drawing, (1, 2))}
 # the language's own words; `length` and `selector_width` are library names, which a program may redefine
 RESERVED = set(BUILTINS) - {'length', 'selector_width'} | {'select', 'range', 'zip', 'len', 'draw', 'load'}
 
