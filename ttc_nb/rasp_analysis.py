@@ -196,11 +196,12 @@ def draw_flow(target, xs, name:str=None, ax=None):
 
 # %% ../nbs/23_rasp_analysis.ipynb #cbb6ecb2
 def show(v) -> str:
-    "A value as the command prints it: a sequence, a selection matrix (1 selected, . not), or a constant."
+    "A value as the command prints it: a sequence (booleans T and F, as the reference prints them), a selection matrix (1 selected, . not), or a constant."
     if isinstance(v, np.ndarray) and v.ndim == 2:
         return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
     if isinstance(v, (list, np.ndarray)):
-        return '[' + ', '.join(map(show, v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
+        return '[' + ', '.join({True: 'T', False: 'F'}[x] if isinstance(x, bool) else show(x)
+                               for x in (v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
     if isinstance(v, float): return f'{v:.4g}'
     return str(v)
 

@@ -191,6 +191,7 @@ def _select(self:Interpreter, e, env, keys, queries, op): return R.Select(self.e
 
 def _item(a, i):
     "`a[i]` of constants, or a `RASPError` that says why not."
+    i = i.item() if isinstance(i, np.generic) else i               # a value of an s-op, as Python's
     try: return a[i]
     except KeyError: raise RASPError(f'{i!r} is not a key of the dict {a!r}') from None
     except (TypeError, IndexError) as err: raise RASPError(f'cannot index {a!r} by {i!r}: {err}') from None
