@@ -4,6 +4,8 @@ The reference: Weiss, Goldberg and Yahav (2021), "Thinking Like Transformers", a
 commit 61dde62, run from its own folder. It needs antlr4-python3-runtime==4.9.1 and termcolor.
 Usage: python tests/rasp_reference_record.py REFERENCE_FOLDER PYTHON [--out tests/rasp_reference.json]
 Each s-op is called on each input (`name("input");`) in the reference REPL; the JSON keeps the printed values and type.
+It also runs the reference's own REPL tests (its tests/in/*.txt, with the small files they load) and keeps every sequence
+they print, in order, with its type, and every number.
 """
 import argparse, json, re, subprocess
 from pathlib import Path
@@ -29,6 +31,21 @@ def session(file, extra, names, inputs, examples):
     lines += [f'{n}({json.dumps(examples.get(x, x), ensure_ascii=False)});' for x in inputs for n in names.split()]
     return '\n'.join(lines) + '\n'
 
+def sequences(text) -> list:
+    "Every sequence the reference REPL prints in `text`, in order, as [values text, type]; [v]*n written out."
+    return [[', '.join([v] * int(times[1:])) if times else v, kind]
+            for v, times, kind in re.findall(r'= +\[(.*)\](\*\d+)? \((\w+)\)', text)]
+
+def record_repl_tests(folder, python) -> dict:
+    "The reference's REPL tests: each one's input, the sequences and the numbers the reference prints for it; and the files they load."
+    tests = {}
+    for f in sorted((Path(folder)/'tests'/'in').glob('*.txt')):
+        r = subprocess.run([python, '-m', 'RASP_support'], stdin=f.open(), capture_output=True, text=True, cwd=folder, timeout=600)
+        tests[f.name] = dict(input=f.read_text(), sequences=sequences(r.stdout),
+                             numbers=re.findall(r'value: \w+ = +(-?\d+(?:\.\d+)?)\n', r.stdout))
+    loaded = {f'tests/rasps/{p.name}': p.read_text() for p in sorted((Path(folder)/'tests'/'rasps').glob('*.rasp')) if p.name != 'rover.rasp'}
+    return dict(tests=tests, loaded=loaded)
+
 def record(folder, python):
     "The reference's printed values: {file: {input: {name: [values text, type]}}}."
     rover = (Path(folder)/'rover.rasp').read_text()
@@ -50,5 +67,6 @@ if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('folder'); p.add_argument('python'); p.add_argument('--out', default='tests/rasp_reference.json')
     a = p.parse_args()
-    res = dict(made_by=f'python tests/rasp_reference_record.py REFERENCE_FOLDER PYTHON (tech-srl/RASP at 61dde62)', files=record(a.folder, a.python))
+    res = dict(made_by=f'python tests/rasp_reference_record.py REFERENCE_FOLDER PYTHON (tech-srl/RASP at 61dde62)', files=record(a.folder, a.python),
+               repl=record_repl_tests(a.folder, a.python))
     Path(a.out).write_text(json.dumps(res, indent=1, ensure_ascii=False) + '\n')

@@ -1,12 +1,13 @@
 """The reference interpreter's four example files (tech-srl/RASP at 61dde62, kept in ttc_nb/rasp_examples), run here: every
 s-op the reference computed on each input, recorded by tests/rasp_reference_record.py in tests/rasp_reference.json, has the
-same values and the same type (ints, floats, bools, strings) here."""
-import json, math
+same values and the same type (ints, floats, bools, strings) here. And the reference's own REPL tests (its tests/in/*.txt) print here the
+sequences and numbers the reference prints, recorded the same way, but for two files that differ on purpose."""
+import contextlib, io, json, math, os, re, shutil
 from pathlib import Path
 import pytest
 import ttc_nb.rasp as R
 from ttc_nb.rasp_lang import Program, LIB, EXAMPLES
-from ttc_nb.rasp_analysis import kind
+from ttc_nb.rasp_analysis import kind, repl
 
 RECORDED = json.loads((Path(__file__).parent/'rasp_reference.json').read_text())['files']
 
@@ -31,3 +32,36 @@ def test_example_file(file):
             ours = printed(v)
             assert same(ours, theirs, type_) or ', '.join(ours) == values, (file, name, sop, ours, values)
             assert kind(v) == type_, (file, name, sop, kind(v), type_)
+
+# The reference's REPL tests whose printed values differ here, on purpose:
+DIFFERENT = {'set_reserved.txt': 'a program may redefine a library name (length = 6; and so on), which the reference refuses',
+             'some_errors.txt': "statements run one by one: `tokens;;` shows tokens before the error of the lone ';', which the "
+                                'reference refuses whole; and tokens_asis(["a", 3]) gives the values, which it refuses',
+             'load_nesteds.txt': 'a loaded file runs up to its first error (here its line 5), where the reference goes on'}
+REPL = json.loads((Path(__file__).parent/'rasp_reference.json').read_text())['repl']
+
+def repl_output(text, folder):
+    "What our REPL prints for the lines of `text`, run in `folder`."
+    lines = iter(text.splitlines())
+    def read(prompt):
+        try: return next(lines)
+        except StopIteration: raise EOFError from None
+    here = os.getcwd(); os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out := io.StringIO()): repl('hello', read)
+    finally: os.chdir(here)
+    return out.getvalue()
+
+@pytest.mark.parametrize('name', sorted(set(REPL['tests']) - set(DIFFERENT)))
+def test_reference_repl_tests(name, tmp_path):
+    """The sequences (values and type) and the numbers the reference prints for its REPL test `name` are ours too, in order.
+    A `load` shows here the values of the file's s-ops, which the reference names without values: those come first."""
+    for file, text in REPL['loaded'].items(): (tmp_path/file).parent.mkdir(parents=True, exist_ok=True); (tmp_path/file).write_text(text)
+    for f in ('paper_examples.rasp', 'rover.rasp'): shutil.copy(EXAMPLES/f, tmp_path/f); shutil.copy(EXAMPLES/f, tmp_path/'tests'/'rasps'/f)
+    test = REPL['tests'][name]
+    out = repl_output(test['input'], tmp_path)
+    ours = [[v, k] for v, k in re.findall(r'\[(.*)\] \((\w+)\)$', out, re.M)]
+    theirs = test['sequences']
+    if 'load' not in test['input']: assert ours == theirs, (ours, theirs)
+    else: assert ours[len(ours) - len(theirs):] == theirs, (ours, theirs)
+    assert re.findall(r'^(?:\w+ = )?(-?\d+(?:\.\d+)?)$', out, re.M) == test['numbers'], out

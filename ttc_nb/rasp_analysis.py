@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import ttc_nb.rasp as R
 from .rasp import RASPError
-from .rasp_lang import Interpreter, Program, Drawing, PROGRAMS, LIB
+from .rasp_lang import Interpreter, Program, Drawing, Values, PROGRAMS, LIB
 
 # %% ../nbs/23_rasp_analysis.ipynb #4f0daa95
 def postorder(nodes) -> list:
@@ -217,7 +217,8 @@ def shown(name, v, interp:Interpreter) -> str:
         ax = draw_flow(v.s, interp.example if v.xs is None else v.xs)
         ax.figure.savefig(path := f'rasp_draw_{interp.drawings}.png', dpi=120, bbox_inches='tight')
         return f'drawn in {path}'
-    if isinstance(v, R.Node):
+    if isinstance(v, Values): v = show(v.array) + (f' ({kind(v.array)})' if v.array.ndim == 1 else '')
+    elif isinstance(v, R.Node):
         if not interp.examples: return f"{name or 'out'}: {'s-op' if isinstance(v, R.SOp) else 'selector'}"
         try:
             val = R.evaluate(v, interp.example)

@@ -4,7 +4,7 @@
 
 # %% auto #0
 __all__ = ['SORT', 'TOKENS', 'BUILTINS', 'RESERVED', 'OPS', 'PROGRAM_FILES', 'PRELUDE', 'PROGRAMS', 'EXAMPLES', 'LIB', 'Function',
-           'Builtin', 'Drawing', 'Interpreter', 'Program', 'library', 'run_library']
+           'Builtin', 'Drawing', 'Interpreter', 'Values', 'Program', 'library', 'run_library']
 
 # %% ../nbs/22_rasp_lang.ipynb #0fcddece
 import operator
@@ -55,8 +55,7 @@ def _elementwise(name, vectorised, scalar):
 
 def _to_bool(x):
     "A token as a boolean: True, False, 1, 0 or their texts."
-    if str(x) in ('True', '1', 'T', 'true'): return True
-    if str(x) in ('False', '0', 'F', 'false'): return False
+    if str(x) in ('True', '1', 'T', 'true', 'False', '0', 'F', 'false'): return str(x) in ('True', '1', 'T', 'true')
     raise RASPError(f'{x!r} is not a boolean token: write True, False, 1 or 0')
 
 def _constants(name, f):
@@ -85,7 +84,7 @@ BUILTINS = {**TOKENS, 'indices': R.indices, 'length': R.length, 'True': True, 'F
             'zip': Builtin('zip', _constants('zip', lambda *a: [list(t) for t in zip(*a)]), tuple(range(1, 10))),
             'len': Builtin('len', _constants('len', len), (1,)), 'draw': Builtin('draw', Drawing, (1, 2))}
 # the language's own words; `length` and `selector_width` are library names, which a program may redefine
-RESERVED = set(BUILTINS) - {'length', 'selector_width'} | {'select', 'range', 'zip', 'len', 'draw', 'load'}
+RESERVED = set(BUILTINS) - {'length', 'selector_width'} | {'select', 'load', 'out'}
 
 # %% ../nbs/22_rasp_lang.ipynb #b4c0b0e1
 # arithmetic counts booleans as 0 and 1
@@ -246,22 +245,24 @@ def _binary(self:Interpreter, e, env, op, a, b):
 @patch
 def _if(self:Interpreter, e, env, a, cond, b):   # per position `a if cond else b`, Python's truth of cond, as one numpy where
     a, cond, b = self.expr(a, env), self.expr(cond, env), self.expr(b, env)
-    if isinstance(cond, R.Selector):
-        raise RASPError('the condition of if must be an s-op or a constant, not a selector')
+    if isinstance(cond, R.Selector): raise RASPError('the condition of if must be an s-op or a constant, not a selector')
     if not isinstance(cond, R.Node): return a if cond else b
     if any(isinstance(v, (R.Selector, Function, Builtin)) for v in (a, b)):
-        raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, '
-                        f'got {_describe(a)} and {_describe(b)}')
+        raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, got {_describe(a)} and {_describe(b)}')
     return Map(_named(lambda c, x, y: np.where(c.astype(bool), x, y), 'if'), cond, a, b, vectorised=True)
 
 # %% ../nbs/22_rasp_lang.ipynb #7d194c20
+class Values(list):
+    "What `s(input)` gives: the values of an s-op or a selector on an input, a constant list, with `array`, whose type the REPL shows."
+    def __init__(self, array:np.ndarray): super().__init__(array.tolist()); self.array = array
+
 @patch
 def _call(self:Interpreter, e, env, f, args):
     f, args = self.expr(f, env), [self.expr(a, env) for a in args]
     if isinstance(f, R.Node):                                   # an s-op or a selector on an input: its value
         if len(args) != 1 or not isinstance(args[0], (str, list)) or not args[0]:
             raise RASPError(f'{_describe(f)} is called on one input, a non-empty string or list')
-        return R.evaluate(f, args[0]).tolist()
+        return Values(R.evaluate(f, args[0]))
     if isinstance(f, Builtin):
         if len(args) not in f.nargs:
             raise RASPError(f"{f.name} takes {' or '.join(map(str, f.nargs))} arguments, got {len(args)}")
@@ -362,15 +363,17 @@ def find(self:Interpreter, file:str) -> Path:
 
 @patch
 def do_load(self:Interpreter, s, env, file) -> list:
-    "Run the statements of `file` in the scope `env`; the last value of each name it assigns, as the reference shows them."
+    "Run the statements of `file` in a scope of its own over `env`, into which its public names go; the last value of each, in order, as the reference shows them."
     try: path = self.find(file); text = path.read_text()
     except (RASPError, OSError, UnicodeDecodeError) as e: raise self.src.error(s.at, str(e)) from None
     if path.resolve() in self.loading: raise self.src.error(s.at, f'{file} loads itself')
-    out = []
+    out, scope, public = [], ChainMap({}, env), lambda n: n is not None and n != 'out' and not n.startswith('_')
     self.loading.append(path.resolve())
-    try: self.statements(Source(text, str(path)), env, out)
-    finally: self.loading.pop()
-    return list({n: (n, v) for n, v in out if n is not None}.values())
+    try: self.statements(Source(text, str(path)), scope, out)
+    finally:                                                       # up to an error too; _names and out stay the file's own
+        self.loading.pop(); env.update({n: v for n, v in scope.maps[0].items() if public(n)})
+    last = {n: (i, v) for i, (n, v) in enumerate(out) if public(n)}           # each name's last value, and when it came
+    return [(n, v) for n, (i, v) in sorted(last.items(), key=lambda item: item[1][0])]
 
 @patch
 def do_command(self:Interpreter, s, env, words, arg) -> list:
