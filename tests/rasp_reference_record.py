@@ -3,32 +3,39 @@
 The reference: Weiss, Goldberg and Yahav (2021), "Thinking Like Transformers", arXiv 2106.06981; repository tech-srl/RASP,
 commit 61dde62, run from its own folder. It needs antlr4-python3-runtime==4.9.1 and termcolor.
 Usage: python tests/rasp_reference_record.py REFERENCE_FOLDER PYTHON [--out tests/rasp_reference.json]
-Each s-op is called on each input (`name("input");`) in the reference REPL; the JSON keeps the printed values and type.
+Each name a file assigns is called on each input (`name("input");`) in the reference REPL; the JSON keeps the values
+and type of each that prints a sequence.
 It also runs the reference's own REPL tests (its tests/in/*.txt, with the small files they load) and keeps every sequence
 they print, in order, with its type, and every number.
 """
 import argparse, json, re, subprocess
 from pathlib import Path
 
-# file: (statements run after loading it, the s-ops to call, inputs)
+# case: (file, statements run after loading it, the s-ops to call (*: every name the file assigns at its top), inputs)
 CASES = {
-    'rasplib.rasp': ('a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(tokens, "e"); d = has_focus(select(tokens, "a", ==));'
-                     'e = mark_last_instance(tokens, "l"); f = mark_first_instance(tokens, "l"); g = shift(tokens, 1, "_");'
-                     'h = max(indices, 2); i = min(indices, 2); j = average(indices); k = load_from_location(tokens, 1);'
-                     'l = selector_width(select(tokens, tokens, ==)); m = aggregate(select_from_last(tokens, "l"), indices);'
-                     'n = selector_width(select_next_identical(tokens));',
-                     'length a b c d e f g h i j k l m n', ['hello', 'abcab', 'l']),
-    'paper_examples.rasp': ('', 'hist_bos hist_nobos reverse sort_bos hist2_bos sort_by_most_freq dyck1_ptf dyck2_ptf dyck3_ptf',
-                            ['§hello', '§aabbbcd', '(()', '({[]})', '([)]', '{(})[]', '§dnvdmnvs']),
-    'long_addition.rasp': ('', 'val1 val2 carries longsum', ['12+34', '999+1', '4321+8765', '5+5', '0+0']),
-    'rover.rasp': ('', 'res', [f'example{i}' for i in range(22)]),
+    'rasplib': ('rasplib.rasp', 'a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(tokens, "e"); d = has_focus(select(tokens, "a", ==));'
+                'e = mark_last_instance(tokens, "l"); f = mark_first_instance(tokens, "l"); g = shift(tokens, 1, "_");'
+                'h = max(indices, 2); i = min(indices, 2); j = average(indices); k = load_from_location(tokens, 1);'
+                'l = selector_width(select(tokens, tokens, ==)); m = aggregate(select_from_last(tokens, "l"), indices);'
+                'n = selector_width(select_next_identical(tokens));',
+                'length a b c d e f g h i j k l m n', ['hello', 'abcab', 'l']),
+    'paper_examples': ('paper_examples.rasp', '', '*', ['§hello', '§aabbbcd', '(()', '({[]})', '([)]', '{(})[]', '§dnvdmnvs']),
+    'long_addition': ('long_addition.rasp', '', '*', ['12+34', '999+1', '4321+8765', '5+5', '0+0']),
+    'rover': ('rover.rasp', '', '*', ['example0', 'example3', 'example9', 'example11', 'example15', 'example21']),
+    'rover res': ('rover.rasp', '', 'res', [f'example{i}' for i in range(22)]),
 }
+SEP = '"@@"'                                                   # a value printed between two calls, to tell their output apart
+
+def top_names(text) -> list:
+    "The names a program assigns at the start of a line, outside its functions' bodies, in order, each once."
+    found = [n.strip() for m in re.findall(r'^([A-Za-z_][\w ,]*?)\s*=(?!=)', text, re.M) for n in m.split(',')]
+    return list(dict.fromkeys(found))
 
 def session(file, extra, names, inputs, examples):
-    "The REPL input: load the file (rasplib is loaded already), run `extra`, call each s-op on each input."
+    "The REPL input: load the file (rasplib is loaded already), run `extra`, call each name on each input, SEP after each."
     lines = [] if file == 'rasplib.rasp' else [f'load "{file[:-5]}";']
-    lines += [x.strip() + ';' for x in extra.split(';') if x.strip()]
-    lines += [f'{n}({json.dumps(examples.get(x, x), ensure_ascii=False)});' for x in inputs for n in names.split()]
+    lines += [x.strip() + ';' for x in extra.split(';') if x.strip()] + ['full seq display off']     # rover turns it on
+    lines += [f'{n}({json.dumps(examples.get(x, x), ensure_ascii=False)});\n{SEP};' for x in inputs for n in names]
     return '\n'.join(lines) + '\n'
 
 def sequences(text) -> list:
@@ -47,20 +54,20 @@ def record_repl_tests(folder, python) -> dict:
     return dict(tests=tests, loaded=loaded)
 
 def record(folder, python):
-    "The reference's printed values: {file: {input: {name: [values text, type]}}}."
+    "The reference's printed values: {case: {file, statements, inputs, values: {input: {name: [values text, type]}}}}; a name whose call prints no sequence (a constant, a selector, an error) is left out."
     rover = (Path(folder)/'rover.rasp').read_text()
     examples = dict(re.findall(r'(example\d+) = "([^"]*)";', rover))      # rover's inputs, by name
     out = {}
-    for file, (extra, names, inputs) in CASES.items():
-        text = session(file, extra, names, inputs, examples)
-        r = subprocess.run([python, '-m', 'RASP_support'], input=text, capture_output=True, text=True, cwd=folder, timeout=600)
-        # a sequence of one value repeated n times prints as [v]*n
-        got = [(v if not times else ', '.join([v] * int(times[1:])), kind)
-               for v, times, kind in re.findall(r'\t = +\[(.*)\](\*\d+)? \((\w+)\)[^\n]*\n', r.stdout)]
-        calls = [(x, n) for x in inputs for n in names.split()]
-        assert len(got) == len(calls), (file, len(got), len(calls), r.stdout[-2000:])
-        out[file] = {'statements': extra, 'inputs': {x: examples.get(x, x) for x in inputs}, 'values': {}}
-        for (x, n), (vals, kind) in zip(calls, got): out[file]['values'].setdefault(x, {})[n] = [vals, kind]
+    for case, (file, extra, names, inputs) in CASES.items():
+        names = top_names((Path(folder)/file).read_text()) if names == '*' else names.split()
+        r = subprocess.run([python, '-m', 'RASP_support'], input=session(file, extra, names, inputs, examples),
+                           capture_output=True, text=True, cwd=folder, timeout=600)
+        chunks = r.stdout.split('value: out =  "@@"')[:-1]
+        assert len(chunks) == len(inputs) * len(names), (case, len(chunks), r.stdout[-2000:])
+        values = {}
+        for (x, n), chunk in zip([(x, n) for x in inputs for n in names], chunks):
+            if got := sequences(chunk): values.setdefault(x, {})[n] = got[-1]
+        out[case] = dict(file=file, statements=extra, inputs={x: examples.get(x, x) for x in inputs}, values=values)
     return out
 
 if __name__ == '__main__':

@@ -19,10 +19,10 @@ def same(ours:list, theirs:list, kind_:str) -> bool:
     if kind_ == 'floats': return all(math.isclose(float(a), float(b), abs_tol=1e-9) for a, b in zip(ours, theirs))
     return ours == theirs
 
-@pytest.mark.parametrize('file', sorted(RECORDED))
-def test_example_file(file):
-    rec = RECORDED[file]
-    path = EXAMPLES/file
+@pytest.mark.parametrize('case', sorted(RECORDED))
+def test_example_file(case):
+    rec = RECORDED[case]
+    path = EXAMPLES/rec['file']
     p = Program(path.read_text() + '\n' + rec['statements'], LIB, str(path))
     for name, xs in rec['inputs'].items():
         for sop, (values, type_) in rec['values'][name].items():
@@ -30,8 +30,8 @@ def test_example_file(file):
             theirs = values.split(', ') if values else []
             # a string token may hold ', ': compare the joined text then
             ours = printed(v)
-            assert same(ours, theirs, type_) or ', '.join(ours) == values, (file, name, sop, ours, values)
-            assert kind(v) == type_, (file, name, sop, kind(v), type_)
+            assert same(ours, theirs, type_) or ', '.join(ours) == values, (case, name, sop, ours, values)
+            assert kind(v) == type_, (case, name, sop, kind(v), type_)
 
 # The reference's REPL tests whose printed values differ here, on purpose:
 DIFFERENT = {'set_reserved.txt': 'a program may redefine a library name (length = 6; and so on), which the reference refuses',

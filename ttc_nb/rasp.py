@@ -158,10 +158,7 @@ def arith(f):
     return g
 
 def _truth(x):
-    if x.dtype == object and all(isinstance(v, (bool, np.bool_, int, np.integer)) for v in x.tolist()):
-        x = as_values(x.tolist())
-    if x.dtype not in (bool, np.int64):
-        raise RASPError(f"and, or and not need booleans (or integers, 0 false), got {x.tolist()}")
+    "The truth of each value, as Python's and the reference interpreter's: 0, the empty string and False are false."
     return x.astype(bool)
 
 for name, f in dict(add=operator.add, sub=operator.sub, mul=operator.mul, truediv=operator.truediv,
