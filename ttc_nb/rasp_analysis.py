@@ -202,8 +202,16 @@ def show(v) -> str:
     if isinstance(v, (list, np.ndarray)):
         return '[' + ', '.join({True: 'T', False: 'F'}[x] if isinstance(x, bool) else show(x)
                                for x in (v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
+    if isinstance(v, dict): return '{' + ', '.join(f'{show(k)}: {show(x)}' for k, x in v.items()) + '}'
     if isinstance(v, float): return f'{v:.4g}'
     return str(v)
+
+def _filled(v, xs):
+    "A constant with the s-ops and selectors in it (a dict or list may hold them) replaced by their values on `xs`."
+    if isinstance(v, R.Node): return R.evaluate(v, xs)
+    if isinstance(v, dict): return {k: _filled(x, xs) for k, x in v.items()}
+    if isinstance(v, list): return [_filled(x, xs) for x in v]
+    return v
 
 def kind(v:np.ndarray) -> str:
     "The reference's name for the type of a sequence's values: ints, floats, bools or strings."
@@ -224,7 +232,9 @@ def shown(name, v, interp:Interpreter) -> str:
             val = R.evaluate(v, interp.example)
             v = show(val) + (f' ({kind(val)})' if isinstance(v, R.SOp) else '')
         except RASPError as e: v = str(e)
-    else: v = show(v)
+    else:
+        try: v = show(_filled(v, interp.example))
+        except RASPError as e: v = str(e)
     return v if name is None else f'{name} = {v}'
 
 def repl(xs:str, read=input):
