@@ -159,6 +159,11 @@ def draw_selector(selector, xs, title:str='', ax=None):
     return ax
 
 # %% ../nbs/23_rasp_analysis.ipynb #2c1286c9
+def _close(fig):
+    "Close `fig`, drawn to a file: no window opens, and its memory goes."
+    import matplotlib.pyplot as plt
+    plt.close(fig)
+
 def _cell(x) -> str:
     return 'T' if x is True else 'F' if x is False else f'{x:.3g}' if isinstance(x, float) else str(x)
 
@@ -224,6 +229,7 @@ def shown(name, v, interp:Interpreter) -> str:
         interp.drawings = getattr(interp, 'drawings', 0) + 1
         ax = draw_flow(v.s, interp.example if v.xs is None else v.xs)
         ax.figure.savefig(path := f'rasp_draw_{interp.drawings}.png', dpi=120, bbox_inches='tight')
+        _close(ax.figure)
         return f'drawn in {path}'
     if isinstance(v, Values): v = show(v.array) + (f' ({kind(v.array)})' if v.array.ndim == 1 else '')
     elif isinstance(v, R.Node):
@@ -285,7 +291,8 @@ def _rasp_cmd(args):
     xs = args.input if args.input is not None else program.interp.example or 'hello'
     if args.draw:
         if program.error: raise program.error
-        draw_flow(program, xs, args.draw).figure.savefig(out := args.out or f'{args.draw}.png', dpi=120, bbox_inches='tight')
+        (fig := draw_flow(program, xs, args.draw).figure).savefig(out := args.out or f'{args.draw}.png', dpi=120, bbox_inches='tight')
+        _close(fig)
         return print(f'drawn: {out}')
     values, error = values_until_error(program, xs, args.name)
     error = program.error or error
