@@ -13,7 +13,8 @@ Usage: python benchmarks/rasp_speed.py [--out nbs/results/rasp/speed.json] [--re
 import argparse, contextlib, io, os, statistics, sys, tempfile, time
 from pathlib import Path
 import numpy as np
-from ttc_nb.rasp_lang import Program, SORT
+from ttc_nb.rasp_lang import Program
+from ttc_nb.rasp_programs import SORT
 from ttc_nb.files import save_json
 from ttc_nb.runs import environment
 

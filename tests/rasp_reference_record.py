@@ -1,18 +1,35 @@
 """Record the reference RASP interpreter's values for the programs of its four example files, for test_rasp_reference.py.
 
 The reference: Weiss, Goldberg and Yahav (2021), "Thinking Like Transformers", arXiv 2106.06981; repository tech-srl/RASP,
-commit 61dde62, run from its own folder. It needs antlr4-python3-runtime==4.9.1 and termcolor.
+commit 61dde62, run from its own folder. It needs antlr4-python3-runtime==4.9.1 and termcolor. Copies of the four example
+files are the test fixtures in tests/rasp_reference/.
 Usage: python tests/rasp_reference_record.py REFERENCE_FOLDER PYTHON [--out tests/rasp_reference.json]
 Each name a file assigns is called on each input (`name("input");`) in the reference REPL; the JSON keeps the values
-and type of each that prints a sequence.
+and type of each that prints a sequence. The case `library` loads no file: it calls every name the reference REPL
+preloads, on inputs with ties and with nothing to select, for the test of our own library's definitions.
 It also runs the reference's own REPL tests (its tests/in/*.txt, with the small files they load) and keeps every sequence
 they print, in order, with its type, and every number.
 """
 import argparse, json, re, subprocess
 from pathlib import Path
 
+# every name the reference REPL preloads, used: ties (max, min, sort), an atom that is absent, a selector that selects nothing
+LIBRARY = ('a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(tokens, "e"); d = has_focus(select(tokens, "a", ==));'
+           'e = mark_last_instance(tokens, "l"); f = mark_first_instance(tokens, "l"); g = shift(tokens, 1, "_");'
+           'h = max(indices, 2); i = min(indices, 2); j = average(indices); k = load_from_location(tokens, 1);'
+           'l = selector_width(select(tokens, tokens, ==)); m = aggregate(select_from_last(tokens, "l"), indices);'
+           'n = selector_width(select_next_identical(tokens)); o = aggregate(select_from_first(tokens, "l"), indices, -1);'
+           'p = max(tokens, "h"); q = min(tokens, "h"); r = sort(indices, tokens); s = aggregate(full_s, indices);'
+           't = selector_width(select_from_last(tokens, "l")); u = has_focus(select_from_first(tokens, "l"));'
+           'v = load_from_location(indices, length - 1); w = aggregate(select_next_identical(tokens), indices, -1);'
+           'x = max(indices + 0.5, 1.5); y = min(indices + 0.5, 1.5); z = average(indicator(tokens == "l")); aa = sort(tokens, -indices);'
+           'ab = shift(indices, 2, 0); ac = min(indicator(tokens == "l"), 0); ad = has_focus(select(indices, indices, <));'
+           'ae = length;')
+
 # case: (file, statements run after loading it, the s-ops to call (*: every name the file assigns at its top), inputs)
 CASES = {
+    'library': (None, LIBRARY, 'a b c d e f g h i j k l m n o p q r s t u v w x y z aa ab ac ad ae',
+                ['hello', 'abcab', 'l', 'aaa', 'xyz', 'lol', 'bbaa', 'llama']),
     'rasplib': ('rasplib.rasp', 'a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(tokens, "e"); d = has_focus(select(tokens, "a", ==));'
                 'e = mark_last_instance(tokens, "l"); f = mark_first_instance(tokens, "l"); g = shift(tokens, 1, "_");'
                 'h = max(indices, 2); i = min(indices, 2); j = average(indices); k = load_from_location(tokens, 1);'
@@ -32,8 +49,8 @@ def top_names(text) -> list:
     return list(dict.fromkeys(found))
 
 def session(file, extra, names, inputs, examples):
-    "The REPL input: load the file (rasplib is loaded already), run `extra`, call each name on each input, SEP after each."
-    lines = [] if file == 'rasplib.rasp' else [f'load "{file[:-5]}";']
+    "The REPL input: load the file (rasplib is loaded already; None: none), run `extra`, call each name on each input, SEP after each."
+    lines = [] if file in (None, 'rasplib.rasp') else [f'load "{file[:-5]}";']
     lines += [x.strip() + ';' for x in extra.split(';') if x.strip()] + ['full seq display off']     # rover turns it on
     lines += [f'{n}({json.dumps(examples.get(x, x), ensure_ascii=False)});\n{SEP};' for x in inputs for n in names]
     return '\n'.join(lines) + '\n'

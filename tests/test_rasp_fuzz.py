@@ -3,9 +3,11 @@ the reference's example programs) and random well-formed programs, with the whol
 comprehensions, dicts, indexing, several values, the REPL's commands. Nothing may fail with anything but a RASPError,
 which names a line and column."""
 import random, re
+from pathlib import Path
 import pytest
 from ttc_nb.rasp import RASPError
-from ttc_nb.rasp_lang import Program, PROGRAMS, PRELUDE, LIB, EXAMPLES
+from ttc_nb.rasp_lang import Program, LIB
+from ttc_nb.rasp_programs import PROGRAMS, PRELUDE
 
 TOKENS = ['tokens', 'indices', 'length', 'select', 'aggregate', 'selector_width', 'round', 'indicator', 'def', 'return',
           'if', 'else', 'and', 'or', 'not', 'in', 'True', 'False', 'TRUE', 'x', 'f', '0', '1', '2.5', '"a"', "'§'",
@@ -29,6 +31,7 @@ def test_token_soup(seed):
     rng = random.Random(seed)
     for _ in range(400): run(' '.join(rng.choice(TOKENS) for _ in range(rng.randrange(1, 25))))
 
+EXAMPLES = Path(__file__).parent/'rasp_reference'      # the reference's example files
 SOURCES = {**{n: PRELUDE + t for n, t in PROGRAMS.items()},
            **{f: (EXAMPLES/f).read_text() for f in ('paper_examples.rasp', 'long_addition.rasp')}}
 
