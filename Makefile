@@ -49,7 +49,10 @@ docs: install
 	@echo "site: docs/index.html"
 
 # pytest runs tests/test_docs_site.py last: it builds the site and checks every page in headless Chromium.
-test: sync nbtest pytest
+# The notebooks and pytest run side by side after `sync`: pytest keeps about one core busy, and the notebooks fill the
+# other (their output is printed whole when they end, and either's failure fails `test`).
+test: sync
+	@$(MAKE) --no-print-directory -j2 --output-sync=target nbtest pytest
 
 export: install
 	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme
