@@ -42,7 +42,9 @@ def test_writes_and_merges(tmp_path):
     out.write_text(json.dumps(dict(rows=[dict(experiment='other', total_min=1.)])))
     subprocess.run([sys.executable, ROOT/'benchmarks'/'gpu_time.py', '--experiments', 'rasp-reverse', '--out', out], check=True, cwd=ROOT,
                    capture_output=True)
-    rows = {r['experiment']: r for r in load_json(out)['rows']}
+    est = load_json(out)
+    assert est['dispatch_s'] == gpu_time.ASSUME['dispatch_s'] and est['dispatch_s_measured'] > 0   # the host the model assumes; this CPU's
+    rows = {r['experiment']: r for r in est['rows']}
     assert set(rows) == {'other', 'rasp-reverse'}
     r = rows['rasp-reverse']
     assert r['updates'] == 20000 and r['update_s'] > 0 and r['total_min'] > 0 and not r['bound'] and r['generation_s'] == 0
