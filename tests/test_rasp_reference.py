@@ -2,7 +2,7 @@
 every s-op the reference computed on each input, recorded by tests/rasp_reference_record.py in tests/rasp_reference.json, has
 the same values and the same type (ints, floats, bools, strings) here. So does every name of our own library, against the
 reference's library (the case `library`, which loads no file). And the reference's own REPL tests (its tests/in/*.txt) print here the
-sequences and numbers the reference prints, recorded the same way, but for two files that differ on purpose."""
+sequences and numbers the reference prints, recorded the same way, but for the three files of `DIFFERENT`, which differ on purpose."""
 import contextlib, io, json, math, os, re, shutil
 from pathlib import Path
 import pytest
