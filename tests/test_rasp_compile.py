@@ -7,9 +7,9 @@ from ttc_nb.rasp_lang import library, PROGRAMS
 from ttc_nb.rasp_train import sample_inputs
 from ttc_nb.rasp_compile import compile_rasp, library_vocab
 
-WIDE = {'most_freq_bos', 'dyck2_ptf'}     # exact, but too wide to run in CI's time: see the notebook
 
-@pytest.mark.parametrize('name', [k for k in PROGRAMS if k not in WIDE])
+
+@pytest.mark.parametrize('name', list(PROGRAMS))
 def test_library_program_is_exact(name):
     p = library(name)
     xs = sample_inputs(name, 50, 4, 1, 8 - name.endswith('_bos'), np.random.default_rng(1))

@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['LIMIT', 'D_ONE', 'D_BOS', 'A', 'values', 'Space', 'Build', 'Compiled', 'compile_rasp', 'library_vocab']
 
-# %% ../nbs/26_rasp_compile.ipynb #17f669db
+# %% ../nbs/26_rasp_compile.ipynb #9be80034
 import math, itertools
 from dataclasses import dataclass
 import numpy as np
@@ -17,7 +17,7 @@ from .rasp_lang import Program
 from .rasp_analysis import postorder
 from .transformer import TransformerConfig, Attention, MLP
 
-# %% ../nbs/26_rasp_compile.ipynb #b0b89259
+# %% ../nbs/26_rasp_compile.ipynb #07daa5a6
 LIMIT = 20000     # the most values an s-op, or combinations of values one lookup reads, may have
 _FAIL = object()  # the value of a map where its function fails: a combination no input reaches
 
@@ -52,7 +52,7 @@ def _run(v, env:dict, n:int):
     env[v.id] = out
     return out
 
-# %% ../nbs/26_rasp_compile.ipynb #e0b08279
+# %% ../nbs/26_rasp_compile.ipynb #3500d042
 def _kind(v, s_values, kinds:dict, names:dict) -> str:
     "An aggregate's kind: as `kinds` says by its name, else numerical when what it averages is numbers."
     k = kinds.get(names.get(v.id), 'num' if _is_num(s_values) else 'cat')
@@ -60,13 +60,24 @@ def _kind(v, s_values, kinds:dict, names:dict) -> str:
         raise RASPError(f"{_label(v, names)}: a numerical aggregate of values that are not numbers: {s_values[:5]}")
     return k
 
-def _means(s, max_len:int):
-    "Every mean of 1 to `max_len` values of `s` (numbers, repeats allowed), sorted; None when more than `LIMIT`."
-    sums, out = {0}, set()
+def _by_index(v, max_len:int):
+    "The values of `v` at positions 0 to `max_len` - 1, when they depend on the position alone (a map of `indices`), else None."
+    if not all(isinstance(u, (R.Indices, R.Full, R.Map)) for u in postorder([v])): return None
+    return _run(v, {R.indices.id: np.arange(max_len)}, max_len).tolist()
+
+def _means(s, max_len:int, by_index=None):
+    "Every mean of 1 to `max_len` values of `s` (repeats allowed; or, `by_index`, of distinct positions), sorted; None when more than `LIMIT`."
+    counts = {x: by_index.count(x) for x in _uniq(by_index)} if by_index else None
+    sums, out = {(0.0, ()): None} if counts else {0.0}, set()
     for w in range(1, max_len + 1):
-        sums = {a + float(b) for a in sums for b in s}
-        out |= {a / w for a in sums}
-        if len(out) > LIMIT: return None
+        if counts:       # (sum, how many of each value used), each value at most as often as positions hold it
+            sums = {(a + float(x), tuple(sorted((dict(k) | {x: dict(k).get(x, 0) + 1}).items()))): None
+                    for a, k in sums for x in counts if dict(k).get(x, 0) < counts[x]}
+            out |= {a / w for a, _ in sums}
+        else:
+            sums = {a + float(b) for a in sums for b in s}
+            out |= {a / w for a in sums}
+        if len(out) > LIMIT or len(sums) > LIMIT: return None
     return sorted(out)
 
 def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
@@ -87,16 +98,16 @@ def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
             env = {c.id: _column([x[i] for x in combos]) for i, c in enumerate(v.children)}
             vals[v.id] = _uniq(_run(v, env, n).tolist())
         elif isinstance(v, R.Aggregate):
-            s = vals[v.children[1].id]
+            s, by_index = vals[v.children[1].id], _by_index(v.children[1], max_len)
             if _kind(v, s, kinds, names) == 'cat': vals[v.id] = _uniq(s + [v.default])
-            elif (means := _means(s, max_len)) is None:
+            elif (means := _means(s, max_len, by_index)) is None:
                 raise RASPError(f"{_label(v, names)}: the means of its values {s[:5]} number more than {LIMIT}")
             else: vals[v.id] = _uniq(sorted(means + [float(v.default)]))
         else: raise RASPError(f"{_label(v, names)}: the compiler does not know {type(v).__name__}")
         if len(vals[v.id]) > LIMIT: raise RASPError(f"{_label(v, names)}: {len(vals[v.id])} possible values, more than {LIMIT}")
     return vals
 
-# %% ../nbs/26_rasp_compile.ipynb #5718a6d9
+# %% ../nbs/26_rasp_compile.ipynb #54ff153b
 D_ONE, D_BOS = 0, 1                # the stream's first two dimensions: 1 at every token, 1 at BOS
 
 @dataclass
@@ -122,7 +133,7 @@ class Space:
         i = self._ix.get((type(x), x))
         return {} if i is None else {self.start + i: 1.0}
 
-# %% ../nbs/26_rasp_compile.ipynb #4f3f549e
+# %% ../nbs/26_rasp_compile.ipynb #ed507405
 class Build:
     "A program's residual-stream layout and each layer's heads and MLP units, worked out before any weight is set."
     def __init__(self, out, vocab, max_len:int, kinds:dict=None, names:dict=None):
@@ -162,7 +173,7 @@ class Build:
         self.head(v.children[0], sp, v)
         return self._add(sp)
 
-# %% ../nbs/26_rasp_compile.ipynb #92bcdb4a
+# %% ../nbs/26_rasp_compile.ipynb #38fca023
 @patch
 def space(self:Build, v, kind:str) -> Space:
     "A space holding the s-op `v` (or a tuple of s-ops, jointly) as `kind`: a leaf's own, or one that a lookup writes."
@@ -187,8 +198,12 @@ def space(self:Build, v, kind:str) -> Space:
     self.lookup(nodes, ins, spaces, sp)
     return sp
 
-# %% ../nbs/26_rasp_compile.ipynb #7f32b767
+# %% ../nbs/26_rasp_compile.ipynb #60720538
 A = 50.0          # a selected key's score: an unselected one's weight is e^-A times a selected one's
+
+def _atoms(sel) -> list:
+    "The `select`s that the selector `sel` combines."
+    return [sel] if isinstance(sel, R.Select) else [a for c in sel.children for a in _atoms(c)]
 
 def _conjuncts(sel) -> list:
     "The selectors whose `and` is `sel`: itself, unless it is an `and`."
@@ -218,13 +233,13 @@ def _table(self:Build, sel, kenv:dict, Kn:int, qenv:dict, Qn:int) -> np.ndarray:
         k = [x if x is not _FAIL else k[int(ok_k.argmax())] for x in k]; q = [x if x is not _FAIL else q[int(ok_q.argmax())] for x in q]
     return sel.compute([_column(k), _column(q)], None) & ok_q[:, None] & ok_k[None, :]
 
-# %% ../nbs/26_rasp_compile.ipynb #b448a12c
+# %% ../nbs/26_rasp_compile.ipynb #7e08db1f
 @patch
 def head(self:Build, sel, out:Space, agg):
     "The attention head of the selector `sel` writing into `out`: the aggregate `agg` of its values, or (no `agg`) 1/(width + 1)."
     q, k, reads, parts = [], [], [], _conjuncts(sel)
     for part in parts:
-        atoms = [u for u in postorder([part]) if isinstance(u, R.Select)]
+        atoms = _atoms(part)
         ks, kenv, Kn = self._side([a.children[0] for a in atoms])
         qs, qenv, Qn = self._side([a.children[1] for a in atoms])
         T = self._table(part, kenv, Kn, qenv, Qn)
@@ -250,7 +265,7 @@ def head(self:Build, sel, out:Space, agg):
     out.layer = 1 + max((s.layer for s in reads), default=0)
     self.heads.setdefault(out.layer, []).append(dict(q=q, k=k, v=rows, out=out, sel=sel))
 
-# %% ../nbs/26_rasp_compile.ipynb #18e3b5ae
+# %% ../nbs/26_rasp_compile.ipynb #257df227
 @patch
 def lookup(self:Build, nodes:tuple, ins:list, spaces:list, sp:Space):
     "The MLP units (or embedding rows) that write `nodes` (jointly, when several) into `sp` from the s-ops `ins` held in `spaces`."
@@ -292,7 +307,7 @@ def _clean(self:Build):
             for d in range(sp.start, sp.start + sp.dims):
                 self.cleaners.setdefault(l, []).extend([({d: 1.0, D_BOS: bound}, -bound, {d: -1.0}), ({d: -1.0, D_BOS: bound}, -bound, {d: 1.0})])
 
-# %% ../nbs/26_rasp_compile.ipynb #2c24c3c2
+# %% ../nbs/26_rasp_compile.ipynb #b40a3d6d
 def _fill(W:torch.Tensor, rows:list, offset:int=0, scale:float=1.0):
     "Set W[offset + i, d] = c * scale for each {d: c} of `rows`."
     for i, row in enumerate(rows):
@@ -344,7 +359,7 @@ class Compiled(nn.Module):
             _fill(mlp.fc.weight, [w], i); mlp.fc.bias[i] = c
             for d, x in out.items(): mlp.proj.weight[d, i] = x
 
-# %% ../nbs/26_rasp_compile.ipynb #b38075ef
+# %% ../nbs/26_rasp_compile.ipynb #8882e606
 @patch
 def encode(self:Compiled, xs:list) -> tuple:
     "Token ids (B, 1 + the longest input) with BOS first, and the mask of the real positions, of the inputs `xs`."
@@ -369,7 +384,7 @@ def forward(self:Compiled, ids, mask=None, need_weights:bool=False):
         x, _ = x + mlp(x), attns.append(a)
     return x, attns
 
-# %% ../nbs/26_rasp_compile.ipynb #39ead2ab
+# %% ../nbs/26_rasp_compile.ipynb #3e8fb6df
 @patch
 def decode(self:Compiled, x, attns:list, lengths:list) -> list:
     "The output s-op's values at the real positions of each input (of `lengths`), typed as the interpreter types them."
@@ -399,7 +414,7 @@ def compile_rasp(program, vocab, max_len:int, name:str=None, kinds:dict=None) ->
         return Compiled(Build(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()}))
     return Compiled(Build(program, vocab, max_len, kinds, {program.id: name or 'output'}))
 
-# %% ../nbs/26_rasp_compile.ipynb #55ba1a8a
+# %% ../nbs/26_rasp_compile.ipynb #00ffa22e
 def library_vocab(name:str) -> str:
     "The tokens of the library program `name`'s inputs: the Dyck programs' brackets, or four letters; and § for a program whose name ends in _bos."
     return {'dyck1_ptf': '()', 'dyck2_ptf': '(){}'}.get(name, 'abcd') + ('§' if name.endswith('_bos') else '')
