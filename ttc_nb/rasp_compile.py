@@ -5,7 +5,7 @@
 # %% auto #0
 __all__ = ['LIMIT', 'D_ONE', 'D_BOS', 'A', 'values', 'Space', 'Build', 'Compiled', 'compile_rasp', 'library_vocab']
 
-# %% ../nbs/26_rasp_compile.ipynb #9be80034
+# %% ../nbs/26_rasp_compile.ipynb #3ab4bb08
 import math, itertools
 from dataclasses import dataclass
 import numpy as np
@@ -17,7 +17,7 @@ from .rasp_lang import Program
 from .rasp_analysis import postorder
 from .transformer import TransformerConfig, Attention, MLP
 
-# %% ../nbs/26_rasp_compile.ipynb #07daa5a6
+# %% ../nbs/26_rasp_compile.ipynb #fbd95304
 LIMIT = 20000     # the most values an s-op, or combinations of values one lookup reads, may have
 _FAIL = object()  # the value of a map where its function fails: a combination no input reaches
 
@@ -52,7 +52,7 @@ def _run(v, env:dict, n:int):
     env[v.id] = out
     return out
 
-# %% ../nbs/26_rasp_compile.ipynb #3500d042
+# %% ../nbs/26_rasp_compile.ipynb #d30f9c5e
 def _kind(v, s_values, kinds:dict, names:dict) -> str:
     "An aggregate's kind: as `kinds` says by its name, else numerical when what it averages is numbers."
     k = kinds.get(names.get(v.id), 'num' if _is_num(s_values) else 'cat')
@@ -107,7 +107,7 @@ def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
         if len(vals[v.id]) > LIMIT: raise RASPError(f"{_label(v, names)}: {len(vals[v.id])} possible values, more than {LIMIT}")
     return vals
 
-# %% ../nbs/26_rasp_compile.ipynb #54ff153b
+# %% ../nbs/26_rasp_compile.ipynb #56d5e6c6
 D_ONE, D_BOS = 0, 1                # the stream's first two dimensions: 1 at every token, 1 at BOS
 
 @dataclass
@@ -133,7 +133,7 @@ class Space:
         i = self._ix.get((type(x), x))
         return {} if i is None else {self.start + i: 1.0}
 
-# %% ../nbs/26_rasp_compile.ipynb #ed507405
+# %% ../nbs/26_rasp_compile.ipynb #8ef49342
 class Build:
     "A program's residual-stream layout and each layer's heads and MLP units, worked out before any weight is set."
     def __init__(self, out, vocab, max_len:int, kinds:dict=None, names:dict=None):
@@ -173,7 +173,7 @@ class Build:
         self.head(v.children[0], sp, v)
         return self._add(sp)
 
-# %% ../nbs/26_rasp_compile.ipynb #38fca023
+# %% ../nbs/26_rasp_compile.ipynb #839cdbb9
 @patch
 def space(self:Build, v, kind:str) -> Space:
     "A space holding the s-op `v` (or a tuple of s-ops, jointly) as `kind`: a leaf's own, or one that a lookup writes."
@@ -198,7 +198,7 @@ def space(self:Build, v, kind:str) -> Space:
     self.lookup(nodes, ins, spaces, sp)
     return sp
 
-# %% ../nbs/26_rasp_compile.ipynb #60720538
+# %% ../nbs/26_rasp_compile.ipynb #729da324
 A = 50.0          # a selected key's score: an unselected one's weight is e^-A times a selected one's
 
 def _atoms(sel) -> list:
@@ -233,7 +233,7 @@ def _table(self:Build, sel, kenv:dict, Kn:int, qenv:dict, Qn:int) -> np.ndarray:
         k = [x if x is not _FAIL else k[int(ok_k.argmax())] for x in k]; q = [x if x is not _FAIL else q[int(ok_q.argmax())] for x in q]
     return sel.compute([_column(k), _column(q)], None) & ok_q[:, None] & ok_k[None, :]
 
-# %% ../nbs/26_rasp_compile.ipynb #7e08db1f
+# %% ../nbs/26_rasp_compile.ipynb #1282331e
 @patch
 def head(self:Build, sel, out:Space, agg):
     "The attention head of the selector `sel` writing into `out`: the aggregate `agg` of its values, or (no `agg`) 1/(width + 1)."
@@ -265,7 +265,7 @@ def head(self:Build, sel, out:Space, agg):
     out.layer = 1 + max((s.layer for s in reads), default=0)
     self.heads.setdefault(out.layer, []).append(dict(q=q, k=k, v=rows, out=out, sel=sel))
 
-# %% ../nbs/26_rasp_compile.ipynb #257df227
+# %% ../nbs/26_rasp_compile.ipynb #2f54e6ad
 @patch
 def lookup(self:Build, nodes:tuple, ins:list, spaces:list, sp:Space):
     "The MLP units (or embedding rows) that write `nodes` (jointly, when several) into `sp` from the s-ops `ins` held in `spaces`."
@@ -307,7 +307,7 @@ def _clean(self:Build):
             for d in range(sp.start, sp.start + sp.dims):
                 self.cleaners.setdefault(l, []).extend([({d: 1.0, D_BOS: bound}, -bound, {d: -1.0}), ({d: -1.0, D_BOS: bound}, -bound, {d: 1.0})])
 
-# %% ../nbs/26_rasp_compile.ipynb #b40a3d6d
+# %% ../nbs/26_rasp_compile.ipynb #06ecb5df
 def _fill(W:torch.Tensor, rows:list, offset:int=0, scale:float=1.0):
     "Set W[offset + i, d] = c * scale for each {d: c} of `rows`."
     for i, row in enumerate(rows):
@@ -359,7 +359,7 @@ class Compiled(nn.Module):
             _fill(mlp.fc.weight, [w], i); mlp.fc.bias[i] = c
             for d, x in out.items(): mlp.proj.weight[d, i] = x
 
-# %% ../nbs/26_rasp_compile.ipynb #8882e606
+# %% ../nbs/26_rasp_compile.ipynb #208e1d0e
 @patch
 def encode(self:Compiled, xs:list) -> tuple:
     "Token ids (B, 1 + the longest input) with BOS first, and the mask of the real positions, of the inputs `xs`."
@@ -384,7 +384,7 @@ def forward(self:Compiled, ids, mask=None, need_weights:bool=False):
         x, _ = x + mlp(x), attns.append(a)
     return x, attns
 
-# %% ../nbs/26_rasp_compile.ipynb #3e8fb6df
+# %% ../nbs/26_rasp_compile.ipynb #e5ead03f
 @patch
 def decode(self:Compiled, x, attns:list, lengths:list) -> list:
     "The output s-op's values at the real positions of each input (of `lengths`), typed as the interpreter types them."
@@ -414,7 +414,7 @@ def compile_rasp(program, vocab, max_len:int, name:str=None, kinds:dict=None) ->
         return Compiled(Build(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()}))
     return Compiled(Build(program, vocab, max_len, kinds, {program.id: name or 'output'}))
 
-# %% ../nbs/26_rasp_compile.ipynb #00ffa22e
+# %% ../nbs/26_rasp_compile.ipynb #7043cb65
 def library_vocab(name:str) -> str:
     "The tokens of the library program `name`'s inputs: the Dyck programs' brackets, or four letters; and § for a program whose name ends in _bos."
     return {'dyck1_ptf': '()', 'dyck2_ptf': '(){}'}.get(name, 'abcd') + ('§' if name.endswith('_bos') else '')
