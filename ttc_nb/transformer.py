@@ -24,6 +24,7 @@ class TransformerConfig:
     dropout: float = 0.0
     bias: bool = True
     gelu: str = 'none'            # 'none': the exact GELU; 'tanh': GPT-2's tanh approximation
+    relu: bool = False            # True: the MLP's nonlinearity is ReLU, for weights set by hand
     def __post_init__(self):
         if self.d_model % self.n_heads: raise ValueError(f'd_model {self.d_model} is not divisible by n_heads {self.n_heads}')
         if self.positions not in ('learned', 'sinusoidal', 'none'): raise ValueError(f"positions must be learned, sinusoidal or none, not {self.positions!r}")
@@ -65,14 +66,15 @@ class Attention(nn.Module):
 
 # %% ../nbs/08_transformer.ipynb #540cb87d
 class MLP(nn.Module):
-    "Position-wise: Linear(C, d_ff), GELU, Linear(d_ff, C), dropout."
+    "Position-wise: Linear(C, d_ff), GELU (or ReLU), Linear(d_ff, C), dropout."
     def __init__(self, cfg:TransformerConfig):
         super().__init__()
         self.fc, self.proj = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias), nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
-        self.dropout, self.gelu = nn.Dropout(cfg.dropout), cfg.gelu
+        self.dropout, self.gelu, self.relu = nn.Dropout(cfg.dropout), cfg.gelu, cfg.relu
     def forward(self, x):
         "The MLP applied at every position of `x`."
-        return self.dropout(self.proj(F.gelu(self.fc(x), approximate=self.gelu)))
+        h = self.fc(x)
+        return self.dropout(self.proj(F.relu(h) if self.relu else F.gelu(h, approximate=self.gelu)))
 
 class Block(nn.Module):
     "A pre-LayerNorm transformer block; returns the new residual stream and the attention probabilities when asked."
