@@ -7,7 +7,7 @@ PY := $(BIN)/python
 EXP ?= sudoku-rrn
 NBTIMES := _build/nbtest
 
-.PHONY: install run test sync nbtest pytest docs export clean mutate
+.PHONY: install run test sync nbtest pytest pytest-site pytest-rest docs export clean mutate
 
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -48,11 +48,18 @@ docs: install
 	$(PY) tools/docs.py site
 	@echo "site: docs/index.html"
 
-# pytest runs tests/test_docs_site.py last: it builds the site and checks every page in headless Chromium.
-# The notebooks and pytest run side by side after `sync`: pytest keeps about one core busy, and the notebooks fill the
-# other (their output is printed whole when they end, and either's failure fails `test`).
+# tests/test_docs_site.py builds the site and checks every page in headless Chromium (last, when pytest runs every test).
+# After `sync`, three streams side by side, as none keeps the two cores busy alone: the notebooks, the docs site's build and
+# browser check (one process, most of its time in mkdocs), and the other tests; each one's output is printed whole when it
+# ends, and any failure fails `test`. `make pytest` runs all the tests in one process.
 test: sync
-	@$(MAKE) --no-print-directory -j2 --output-sync=target nbtest pytest
+	@$(MAKE) --no-print-directory -j3 --output-sync=target nbtest pytest-site pytest-rest
+
+pytest-site: install
+	$(BIN)/pytest -q tests/test_docs_site.py --durations=3
+
+pytest-rest: install
+	$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py --durations=10
 
 export: install
 	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme
