@@ -238,6 +238,13 @@ def _binary(self:Interpreter, e, env, op, a, b):
     if isinstance(a, R.SOp) or isinstance(b, R.SOp): return Map(OPS[op], a, b, vectorised=True)
     return _constant(op, a, b)
 
+def _where(c, x, y):
+    "`x` where `c` is true, else `y`; typed as the reference types it, by the values chosen: ints where only int values were."
+    c = c.astype(bool); out = np.where(c, x, y)
+    chosen = [np.asarray(v).dtype for v, taken in ((x, c), (y, ~c)) if taken.any()]
+    if out.dtype.kind == 'f' and chosen and all(t.kind == 'i' for t in chosen): out = out.astype(np.int64)
+    return out
+
 @patch
 def _if(self:Interpreter, e, env, a, cond, b):   # per position `a if cond else b`, Python's truth of cond, as one numpy where
     a, cond, b = self.expr(a, env), self.expr(cond, env), self.expr(b, env)
@@ -245,7 +252,7 @@ def _if(self:Interpreter, e, env, a, cond, b):   # per position `a if cond else 
     if not isinstance(cond, R.Node): return a if cond else b
     if any(isinstance(v, (R.Selector, Function, Builtin)) for v in (a, b)):
         raise RASPError(f'the branches of an if over an s-op must be s-ops or constants, got {_describe(a)} and {_describe(b)}')
-    return Map(_named(lambda c, x, y: np.where(c.astype(bool), x, y), 'if'), cond, a, b, vectorised=True)
+    return Map(_named(_where, 'if'), cond, a, b, vectorised=True)
 
 # %% ../nbs/22_rasp_lang.ipynb #7d194c20
 class Values(list):
