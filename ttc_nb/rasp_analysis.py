@@ -200,16 +200,19 @@ def draw_flow(target, xs, name:str=None, ax=None):
     return ax
 
 # %% ../nbs/23_rasp_analysis.ipynb #cbb6ecb2
-def show(v) -> str:
-    "A value as the command prints it: a sequence (booleans T and F, as the reference prints them), a selection matrix (1 selected, . not), or a constant."
+def _element(x) -> str:
+    "A value of a sequence as the reference prints it: booleans T and F, floats rounded to 3 decimals (2/3 as 0.667)."
+    return {True: 'T', False: 'F'}[x] if isinstance(x, bool) else repr(round(x, 3)) if isinstance(x, float) else str(x)
+
+def show(v, inner:bool=False) -> str:
+    "A value as the command prints it: a sequence, a selection matrix (1 selected, . not), or a constant, a number in full and a string quoted, as the reference prints them (`inner`: within a constant list or dict)."
     if isinstance(v, np.ndarray) and v.ndim == 2:
         return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
-    if isinstance(v, (list, np.ndarray)):
-        return '[' + ', '.join({True: 'T', False: 'F'}[x] if isinstance(x, bool) else show(x)
-                               for x in (v.tolist() if isinstance(v, np.ndarray) else v)) + ']'
-    if isinstance(v, dict): return '{' + ', '.join(f'{show(k)}: {show(x)}' for k, x in v.items()) + '}'
-    if isinstance(v, float): return f'{v:.4g}'
-    return str(v)
+    if isinstance(v, np.ndarray): return '[' + ', '.join(map(_element, v.tolist())) + ']'
+    if isinstance(v, list): return '[' + ', '.join(show(x, True) for x in v) + ']'
+    if isinstance(v, dict): return '{' + ', '.join(f'{show(k, True)}: {show(x, True)}' for k, x in v.items()) + '}'
+    if isinstance(v, str): return repr(v) if inner else f'"{v}"'
+    return repr(v.item() if isinstance(v, np.generic) else v)
 
 def _filled(v, xs):
     "A constant with the s-ops and selectors in it (a dict or list may hold them) replaced by their values on `xs`."
@@ -300,7 +303,7 @@ def _rasp_cmd(args):
         if error is None: print(json.dumps(values[args.name] if args.name else values, ensure_ascii=False))
         else: print(json.dumps({**values, 'error': str(error)}, ensure_ascii=False))
     else:
-        for k, v in values.items(): print(f'{k} = {show(v)}')
+        for k, v in values.items(): print(f'{k} = {show(np.array(v, dtype=object))}')   # sequences, shown as the REPL shows them
     if error is not None: raise error
 
 def rasp_command(parser):
