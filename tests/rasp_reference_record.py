@@ -26,10 +26,19 @@ LIBRARY = ('a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(token
            'ab = shift(indices, 2, 0); ac = min(indicator(tokens == "l"), 0); ad = has_focus(select(indices, indices, <));'
            'ae = length;')
 
+# how numbers are printed and typed: arithmetic, division, rounding, comparisons, if, aggregates, selector widths
+NUMBERS = ('a = indices + 1; b = indices / 3; c = indices * 0.5; d = (tokens == "a") + 1; e = (tokens == "a") * 1.5;'
+           'f = aggregate(select(indices, indices, ==), indices); g = indices - 0.0; h = round(indices / 2); i = indices % 2;'
+           'j = tokens if indices == 0 else "z"; k = length / 1; l = 1.0 if indices > 0 else 2.0; m = indicator(tokens == "a");'
+           'n = indices * 1000.5; o = indices / 3000; p = indices * 100000.0; q = aggregate(select(indices, indices, <=), indices);'
+           'r = min(indices, 1.5); s = min(indices, 0.5); t = indices if indices == 9 else 2.5; u = selector_width(select(indices, indices, <));'
+           'v = not (indices > 1); w = (indices > 1) and (indices < 3); x = max(indices, 1);')
+
 # case: (file, statements run after loading it, the s-ops to call (*: every name the file assigns at its top), inputs)
 CASES = {
     'library': (None, LIBRARY, 'a b c d e f g h i j k l m n o p q r s t u v w x y z aa ab ac ad ae',
                 ['hello', 'abcab', 'l', 'aaa', 'xyz', 'lol', 'bbaa', 'llama']),
+    'numbers': (None, NUMBERS, 'a b c d e f g h i j k l m n o p q r s t u v w x', ['abc', 'a', 'bacab']),
     'rasplib': ('rasplib.rasp', 'a = sort(tokens, tokens); b = count(tokens, "l"); c = contains(tokens, "e"); d = has_focus(select(tokens, "a", ==));'
                 'e = mark_last_instance(tokens, "l"); f = mark_first_instance(tokens, "l"); g = shift(tokens, 1, "_");'
                 'h = max(indices, 2); i = min(indices, 2); j = average(indices); k = load_from_location(tokens, 1);'

@@ -1,25 +1,27 @@
 """The reference interpreter's four example files (tech-srl/RASP at 61dde62, kept as fixtures in tests/rasp_reference), run here:
 every s-op the reference computed on each input, recorded by tests/rasp_reference_record.py in tests/rasp_reference.json, has
 the same values and the same type (ints, floats, bools, strings) here. So does every name of our own library, against the
-reference's library (the case `library`, which loads no file). And the reference's own REPL tests (its tests/in/*.txt) print here the
+reference's library (the case `library`, which loads no file), and so do 24 statements of arithmetic, division, rounding,
+comparisons, `if` and aggregates (the case `numbers`), printed as the reference prints them. And the reference's own REPL tests (its tests/in/*.txt) print here the
 sequences and numbers the reference prints, recorded the same way, but for the three files of `DIFFERENT`, which differ on purpose."""
-import contextlib, io, json, math, os, re, shutil
+import contextlib, io, json, os, re, shutil
 from pathlib import Path
 import pytest
 import ttc_nb.rasp as R
 from ttc_nb.rasp_lang import Program, LIB
-from ttc_nb.rasp_analysis import kind, repl
+from ttc_nb.rasp_analysis import kind, repl, _element
 
 EXAMPLES = Path(__file__).parent/'rasp_reference'      # the reference's files
 RECORDED = json.loads((Path(__file__).parent/'rasp_reference.json').read_text())['files']
 
 def printed(v) -> list:
-    "The values as the reference prints them, element by element: T and F for booleans."
-    return ['T' if x is True else 'F' if x is False else str(x) for x in v.tolist()]
+    "The values as our REPL prints them, element by element (T and F for booleans, floats to three decimals)."
+    return [_element(x) for x in v.tolist()]
 
 def same(ours:list, theirs:list, kind_:str) -> bool:
-    # the reference prints floats to 3 decimals (2/3 as 0.667)
-    if kind_ == 'floats': return all(math.isclose(float(a), float(b), abs_tol=5e-4) for a, b in zip(ours, theirs))
+    # in floats, the reference prints a value that came to it as an int without its point (a mean over one selected int, an
+    # if's or min's int branch): [0, 0.5, 1.0] where we print [0.0, 0.5, 1.0]. The same numbers, to three decimals both.
+    if kind_ == 'floats': return [float(a) for a in ours] == [float(b) for b in theirs]
     return ours == theirs
 
 @pytest.mark.parametrize('case', sorted(RECORDED))
