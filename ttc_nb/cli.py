@@ -17,8 +17,8 @@ def load_modules():
     for m in pkgutil.iter_modules(ttc_nb.__path__):
         if m.name not in ('cli', '_modidx'): importlib.import_module(f'ttc_nb.{m.name}')
 
-# commands whose module needs no PyTorch, and that module, which holds `COMMAND`: (help, the function that adds the arguments)
-LIGHT = {'rasp': 'ttc_nb.rasp_analysis'}
+# commands whose module imports no PyTorch, and that module, which holds `COMMAND`: (help, the function that adds the arguments)
+LIGHT = {'rasp': 'ttc_nb.rasp_compile_io'}
 
 def declared() -> dict:
     "The commands the package's modules declare with `@command(name, help)`, as name: help, read from their text, none imported."

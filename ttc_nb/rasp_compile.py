@@ -359,7 +359,6 @@ class Compiled(nn.Module):
             _fill(mlp.fc.weight, [w], i); mlp.fc.bias[i] = c
             for d, x in out.items(): mlp.proj.weight[d, i] = x
 
-# %% ../nbs/26_rasp_compile.ipynb #208e1d0e
 @patch
 def encode(self:Compiled, xs:list) -> tuple:
     "Token ids (B, 1 + the longest input) with BOS first, and the mask of the real positions, of the inputs `xs`."
@@ -407,12 +406,13 @@ def run(self:Compiled, xs:list) -> list:
     return self.decode(x, attns, list(map(len, xs)))
 
 def compile_rasp(program, vocab, max_len:int, name:str=None, kinds:dict=None) -> Compiled:
-    "The transformer that computes `program` (a `Program`: its output, or its s-op `name`; or an s-op) on inputs over `vocab` of 1 to `max_len` tokens."
-    if isinstance(program, Program):
-        sops = program.sops
-        if name is not None and name not in sops: raise RASPError(f"the program has no s-op named {name!r}; its s-ops: {', '.join(sops)}")
-        return Compiled(Build(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()}))
-    return Compiled(Build(program, vocab, max_len, kinds, {program.id: name or 'output'}))
+    "The transformer that computes `program` (a `Program`: its output, or its s-op `name`; or an s-op) on inputs over `vocab` of 1 to `max_len` tokens; a `Program`'s keeps in `config` what compiles it again."
+    if not isinstance(program, Program): return Compiled(Build(program, vocab, max_len, kinds, {program.id: name or 'output'}))
+    sops = program.sops
+    if name is not None and name not in sops: raise RASPError(f"the program has no s-op named {name!r}; its s-ops: {', '.join(sops)}")
+    m = Compiled(Build(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()}))
+    m.config = dict(text=program.interp.src.text, file=program.interp.src.name, name=name, vocab=list(vocab), max_len=max_len, kinds=kinds or {})
+    return m
 
 # %% ../nbs/26_rasp_compile.ipynb #7043cb65
 def library_vocab(name:str) -> str:
