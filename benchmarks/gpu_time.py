@@ -18,7 +18,8 @@ What is measured here, for each experiment at its `gpu` config:
   networks at the weights of a committed run of the same network and time limit M (they ponder as trained), and where
   there is none, with a halting bias of -30, so that every input ponders to M; the DEQ solvers with tolerance 0, so
   that every solve runs its whole budget of iterations. The latter two estimates are upper bounds of their presets' time;
-- the seconds the sampler takes to draw a batch on this CPU (it runs on the host's CPU on a GPU machine too), the
+- the seconds the sampler takes to draw a batch on this CPU (it runs on the host's CPU on a GPU machine too; the median
+  of the measured draws, since one may begin a new pass over the data, which is rare in a run), the
   seconds of the experiment's setup (its data built, unless cached: run it on an empty cache), and, where the experiment
   builds its data (`Costs.data_build`: Sudoku), one worker's seconds to build the preset's sets (16 of them build them);
 - this CPU's cost of dispatching one small operation with autograd from Python (a loop of small ops timed), recorded
@@ -185,7 +186,8 @@ def estimate(name, dispatch_s, preset='gpu', cpu_threads=2):
     points = [round(f * (cfg.updates - 1)) for f in (0, .25, .5, .75, 1)] if s.curriculum else [1, 2, 3]
     t0 = time.perf_counter()
     updates = update_cost(s, cfg, dispatch_s, points)
-    per_update = statistics.mean(r['est_s'] + r['sample_s'] for r in updates)
+    # the sampler's median draw: one of a few draws may begin a new pass over the data (a shuffle), rare in a run
+    per_update = statistics.mean(r['est_s'] for r in updates) + statistics.median(r['sample_s'] for r in updates)
     valid_s, curve_s = eval_cost(s, cfg, batches_per_set(exp, real, s), dispatch_s)
     evals = (cfg.updates - 1) // cfg.eval_every
     train_s = cfg.updates * per_update + evals * valid_s

@@ -9,7 +9,7 @@ __all__ = ['VERDICTS', 'REPRODUCTION', 'Markdown', 'markdown_table', 'reproducti
 # %% ../nbs/07_tables.ipynb #b595b1ca
 from pathlib import Path
 from .files import load_json
-from .runs import command_sets
+from .runs import command_sets, CPU_RUN_H
 
 # %% ../nbs/07_tables.ipynb #d4a2eac4
 class Markdown(str):
@@ -83,7 +83,7 @@ def probe_table(root, notes:dict, measure, skip=(), shared=False):
     return Markdown(table + f"\n\nEvery probe also sets {', '.join(common)}.") if common else table
 
 # %% ../nbs/07_tables.ipynb #hwtab0def
-def hardware_table(path, within_h:float=2.) -> Markdown:
+def hardware_table(path, within_h:float=CPU_RUN_H) -> Markdown:
     "One row per preset that `benchmarks/gpu_time.py` estimated in `path`: its minutes on the H100 model, the hours its training measured on the CPU that ran the benchmark, and what it needs: that CPU where it is within `within_h` hours, else a GPU."
     est = load_json(path)
     rows = []
