@@ -258,12 +258,13 @@ _adam = dict(wd=0., clip=0.)
 _curve = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 100)
 _M = dict(train_steps=100, test_steps=_curve)
 _never_halts = dict(halt_bias=-30.)   # an update at its costliest, every input pondering to M: for gpu_time.py
+_error = dict(metric='error', better='min')   # for the atlas: train_steps is the time limit M
 register(Experiment('act-parity', 'ACT on parity: an RNN ponders on one vector of 1..bits nonzero +-1 entries',
     ACTConfig, act_setup, presets=dict(
     ci=_ci | dict(bits=3, train_max=2, lr=1e-2),        # small enough to learn in 30 updates: CI checks that it does
     cpu=_adam | _M | dict(bits=16, batch_size=128, lr=1e-3, updates=150000, eval_every=10000, ckpt_every=5000),
     gpu=_adam | _M | dict(bits=64, batch_size=128, lr=1e-3, updates=400000, eval_every=25000, ckpt_every=10000)),
-    costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/parity64-600k/tau=0.001'})))
+    costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/parity64-600k/tau=0.001'}), headline=_error))
 register(Experiment('act-logic',
     'ACT on logic: an LSTM carries the output of a chain of 1..10 logic gates through 1..10 vectors',
     ACTConfig, act_setup, presets=dict(
@@ -272,7 +273,7 @@ register(Experiment('act-logic',
                      ckpt_every=600, train_steps=20, test_steps=_curve),
     gpu=_adam | dict(task='logic', cell='lstm', batch_size=128, lr=1e-3, updates=10000, eval_every=1000,
                      ckpt_every=1000, train_steps=20, test_steps=_curve)),
-    costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/logic-30k/tau=0.001'})))
+    costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/logic-30k/tau=0.001'}), headline=_error))
 register(Experiment('act-addition',
     'ACT on addition: an LSTM keeps the running sum of 1..5 numbers of 1..5 digits',
     ACTConfig, act_setup, presets=dict(
@@ -281,7 +282,7 @@ register(Experiment('act-addition',
                      ckpt_every=500, train_steps=20, test_steps=_curve),
     gpu=_adam | dict(task='addition', cell='lstm', hidden=512, batch_size=128, lr=1e-3, updates=20000,
                      eval_every=2000, ckpt_every=1000, train_steps=20, test_steps=_curve)),
-    costs=Costs(_never_halts)))
+    costs=Costs(_never_halts), headline=_error))
 register(Experiment('act-sort',
     'ACT on sort: an LSTM reads 2..15 numbers, then outputs their indices in ascending order',
     ACTConfig, act_setup, presets=dict(
@@ -290,7 +291,7 @@ register(Experiment('act-sort',
                      ckpt_every=500, train_steps=20, test_steps=_curve),
     gpu=_adam | dict(task='sort', cell='lstm', hidden=512, batch_size=128, lr=1e-3, updates=3600, eval_every=400,
                      ckpt_every=400, train_steps=20, test_steps=_curve)),
-    costs=Costs(_never_halts)))
+    costs=Costs(_never_halts), headline=_error))
 register(Experiment('pondernet-parity',
     'PonderNet on parity, trained on 1..bits/2 nonzero entries and tested beyond',
     PonderConfig, pondernet_setup, presets=dict(
@@ -298,7 +299,8 @@ register(Experiment('pondernet-parity',
     cpu=_adam | dict(bits=16, train_max=8, batch_size=128, lr=3e-3, updates=40000, eval_every=5000,
                      ckpt_every=5000, train_steps=20, test_steps=(1, 2, 4, 8, 12, 16, 20, 32, 64)),
     gpu=_adam | dict(bits=96, train_max=48, batch_size=512, lr=3e-4, updates=100000, eval_every=10000,
-                     ckpt_every=5000, train_steps=20, test_steps=(1, 2, 4, 8, 16, 20, 32, 64)))))
+                     ckpt_every=5000, train_steps=20, test_steps=(1, 2, 4, 8, 16, 20, 32, 64))),
+    headline=_error | dict(harder=('beyond training',))))
 
 # %% ../nbs/10_act.ipynb #e1f290db
 def sweep(name:str, key:str, values, out, preset='cpu', overrides=(), baseline=True, quiet=True):

@@ -172,7 +172,7 @@ def presets(task:str, model:str) -> dict:
 for task in FUNCTION_CLASSES:
     for model in ('looped', 'standard'):
         register(Experiment(f"{model}-{task.replace('_', '-')}", f'{model} transformer learns {task} in context (Yang et al. 2024)',
-                            LoopedConfig, looped_setup, presets(task, model)))
+                            LoopedConfig, looped_setup, presets(task, model), headline=dict(metric='err', better='min')))
 
 # %% ../nbs/30_looped.ipynb #3b5717de
 def bootstrap(err, reps:int=1000, seed:int=0) -> dict:

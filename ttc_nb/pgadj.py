@@ -236,7 +236,7 @@ register(Experiment('sudoku-pgadj', "a transformer's attention draws each cell's
              test_size=500, eval_batch=50),
     gpu=dict(hidden=96, n_layers=1, estimator='both', batch_size=16, lr=2e-4, wd=1e-4, clip=0., schedule='constant', updates=28000, eval_every=4000,
              ckpt_every=2500, prior=5., prior_updates=1000, train_steps=32, test_steps=(1, 2, 4, 8, 16, 32, 64, 96), train_size=100000, valid_size=1000, test_size=1000)),
-    costs=sudoku_costs()));
+    costs=sudoku_costs(), headline=dict(metric='exact', better='max', harder=('minimal', '27-33'))));
 
 # %% ../nbs/44_pgadj.ipynb #261fd447
 @torch.no_grad()

@@ -182,7 +182,8 @@ for p in TABLE1_PROGRAMS:
     presets = {k: v | dict(program=p) | LONGER.get(p, {}).get(k, {}) for k, v in PRESETS.items()}
     register(Experiment(f"rasp-{p.replace('_', '-')}",
                         f'a transformer of the layers and heads RASP predicts learns {p} (Weiss et al. 2021)',
-                        RASPConfig, rasp_setup, presets=presets))
+                        RASPConfig, rasp_setup, presets=presets,    # for the atlas: depth is the budget
+                        headline=dict(metric='acc', better='max', budget=lambda c: c['layers'] or analyse(library(c['program']).output).layers)))
 
 # %% ../nbs/24_rasp_train.ipynb #f70067e5
 def ablations(layers:int, heads:int) -> dict:

@@ -236,7 +236,7 @@ for task, presets in RECURRENT.items():
         register(Experiment(f'recurrence-{task}-{model}', f"{model} decoder on {task}, {how} (Ahegbebu 2021)",
                             RecurrenceConfig, recurrence_setup,
                             {k: p if model == 'recurrent' else matched(p, model) for k, p in presets.items()},
-                            costs=Costs(extra=_decoding)))
+                            costs=Costs(extra=_decoding), headline=dict(metric='exact', better='max')))
 
 # %% ../nbs/50_recurrence.ipynb #3925462a
 @torch.no_grad()

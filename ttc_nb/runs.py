@@ -74,6 +74,7 @@ class Experiment:
     setup: Callable
     presets: dict = field(default_factory=dict)  # {'ci': {...}, 'cpu': {...}, 'gpu': {...}}: field overrides
     costs: Costs = field(default_factory=Costs)  # for the GPU time estimate
+    headline: dict = None   # for the atlas: dict(metric=, better='min' or 'max', budget=config field or f(config) of the iterations it trained with (default 'train_steps'), harder=its evaluation sets harder than its training data)
     def config(self, preset='cpu', overrides=()):
         "The config of `preset`, with `key=value` overrides applied."
         if preset not in self.presets: raise UsageError(f"unknown preset {preset!r} for {self.name}; valid presets: {', '.join(self.presets)}")
