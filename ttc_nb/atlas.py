@@ -16,7 +16,7 @@ from .runs import get_experiment, machine, command, _read
 from .train import UsageError
 from .tables import Markdown, markdown_table
 
-# %% ../nbs/60_atlas.ipynb #cd0a1f22
+# %% ../nbs/60_atlas.ipynb #e907d2c4
 def _entry(v, cfg):
     "A headline entry for config `cfg`: a config field's value, `v(cfg)` for a function, else `v` itself."
     return v(cfg) if callable(v) else cfg[v] if isinstance(v, str) else v
@@ -37,7 +37,7 @@ def load_curve(run_dir) -> dict:
                 k_train=_entry(h.get('budget', 'train_steps'), cfg), harder=tuple(_entry(h.get('harder', ()), cfg)),
                 sets={s: sorted(p) for s, p in sets.items()}, summary=opt('summary.json'), env=opt('env.json'))
 
-# %% ../nbs/60_atlas.ipynb #76068982
+# %% ../nbs/60_atlas.ipynb #94e1c195
 def depth_curve(curves:list) -> dict:
     "One curve from runs of one model trained at different depths, each measured at one step: a point per run at its budget, `k_train` the last run's."
     if any(len(p) > 1 for c in curves for p in c['sets'].values()): raise UsageError('a depth curve joins runs measured at one step each')
@@ -49,7 +49,7 @@ def load_curves(run_dirs) -> list:
     "The curves of `run_dirs`: each a run directory, or a tuple of runs of one model at different depths (`depth_curve`)."
     return [depth_curve([load_curve(r) for r in d]) if isinstance(d, tuple) else load_curve(d) for d in run_dirs]
 
-# %% ../nbs/60_atlas.ipynb #3f67b2cb
+# %% ../nbs/60_atlas.ipynb #7ce1f8ca
 MULTIPLES = (1, 2, 4, 8)
 
 def measures(points:list, k:int, better:str) -> dict:
@@ -70,7 +70,7 @@ def normalised_gain(points:list, better:str) -> list:
     g = [s * v for _, v in points]
     return [(x, (gi - g[0]) / (max(g) - g[0])) for (x, _), gi in zip(points, g)] if max(g) > g[0] else []
 
-# %% ../nbs/60_atlas.ipynb #86c2779d
+# %% ../nbs/60_atlas.ipynb #9095693c
 NOT_MEASURED = 'not measured'
 
 def atlas_rows(curves:list, names:list) -> list:
@@ -107,7 +107,7 @@ def atlas_table(rows:list) -> Markdown:
             'measured to': _value(r.get('last'), '{:.3g}×'), 'note': _note(r)} for r in rows]
     return markdown_table(out)
 
-# %% ../nbs/60_atlas.ipynb #c79dd650
+# %% ../nbs/60_atlas.ipynb #b271b719
 HEADLINE = {'ACT': 'results/act/parity64-600k/tau=0.001',
             'PonderNet': 'results/act/extrapolation-pondernet/lambda_p=0.1',
             'prefix parity': 'results/prefix-parity',
@@ -124,7 +124,7 @@ def headline_dirs() -> list:
     if not (NBS/'results').is_dir(): raise UsageError(f"no committed runs at {NBS/'results'}: name the run directories, or run from a checkout of ttc_nb")
     return [tuple(NBS/p for p in v) if isinstance(v, tuple) else NBS/v for v in HEADLINE.values()]
 
-# %% ../nbs/60_atlas.ipynb #2f437172
+# %% ../nbs/60_atlas.ipynb #72d8a303
 def _label(c): return f"{c['metric']} ({'lower' if c['better'] == 'min' else 'higher'} is better)"
 
 def _log_x(ax):
@@ -164,7 +164,7 @@ def plot_gains(curves:list, names:list):
     fig.tight_layout()
     return fig
 
-# %% ../nbs/60_atlas.ipynb #848da7c4
+# %% ../nbs/60_atlas.ipynb #1c10d805
 def readable_curves(run_dirs) -> list:
     "The curves of those of `run_dirs` that can be read, each other one skipped with a warning; the first one's error if none can be."
     curves, errors = [], []
