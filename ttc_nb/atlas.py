@@ -8,7 +8,7 @@ __all__ = ['MULTIPLES', 'NOT_MEASURED', 'HEADLINE', 'NBS', 'load_curve', 'depth_
            'readable_curves', 'write_atlas', 'atlas_command']
 
 # %% ../nbs/60_atlas.ipynb #e8df7664
-import json, sys, warnings
+import json, warnings
 from pathlib import Path
 import ttc_nb
 from .files import load_json, BadRunFile
