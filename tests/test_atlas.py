@@ -11,7 +11,9 @@ def test_atlas_of_the_committed_runs(tmp_path):
     assert len(r.stdout.strip().splitlines()) == 1 and {x['method'] for x in rows} == METHODS
     assert sorted(p.name for p in (tmp_path/'atlas').iterdir()) == ['atlas.json', 'atlas.md', 'curves.png', 'gains.png']
     act = next(x for x in rows if x['method'] == 'ACT')
-    assert (act['k_train'], act['1x'], act['2x']) == (100, 0.399, None)       # measured to its time limit only: 2x not measured
+    assert (act['k_train'], act['1x'], act['8x']) == (100, 0.399, 0.399)      # 8x from the checkpoint (more_iterations.json)
+    looped = next(x for x in rows if x['method'] == 'looped transformer')
+    assert (looped['4x'], looped['8x']) == (None, None)                      # no checkpoint: not measured, never a guess
     assert 'not measured' in (tmp_path/'atlas'/'atlas.md').read_text()
 
 def test_a_bad_directory_is_skipped_while_a_run_remains(tmp_path):

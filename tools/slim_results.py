@@ -22,11 +22,6 @@ MB = 10 ** 6
 MAX_FILE, MAX_METRICS, METRICS_TARGET = 5 * MB, 1 * MB, 250_000
 CHECKPOINT_KEYS = {'model', 'update', 'elapsed', 'world'}
 PLOTS = ('learning.png', 'compute_curve.png')
-# The headline run of each method, which the compute-curve atlas page will load: until that page exists, nothing else
-# loads some of them. Remove this list once the atlas page names these runs in its `load_run` calls.
-AWAITING_ATLAS = ('nbs/results/prefix-parity', 'nbs/results/act/parity64/tau=0.001',
-                  'nbs/results/act/extrapolation-pondernet/lambda_p=0.1', 'nbs/results/rrn/cpu', 'nbs/results/deq/cured',
-                  'nbs/results/pgadj/9x9-cpu', 'nbs/results/recurrence/paths-cpu-cured/recurrent')
 
 # ---------------------------------------------------------------------------------------------------------------- files
 def tracked(root=ROOT, under=RESULTS):
@@ -256,10 +251,9 @@ def sources(root=ROOT):
     return {str(p.relative_to(root)): p.read_text() for pat in ('nbs/*.ipynb', 'tests/*.py', 'benchmarks/*.py') for p in sorted(root.glob(pat))}
 
 def loaders(root=ROOT, files=None):
-    "{run directory: [who loads it]}: notebooks, tests, benchmarks' recorded outputs, and the runs awaiting the atlas page."
+    "{run directory: [who loads it]}: notebooks, tests and benchmarks' recorded outputs."
     out = loaded_in(sources(root))
     for d, who in benchmark_weights(root, files).items(): out.setdefault(d, []).extend(who)
-    for d in AWAITING_ATLAS: out.setdefault(d, []).append('AWAITING_ATLAS')
     return out
 
 # ------------------------------------------------------------------------------------------------------- the other rules

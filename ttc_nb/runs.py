@@ -6,7 +6,7 @@
 __all__ = ['EXPERIMENTS', 'COMMANDS', 'CPU_RUN_H', 'apply_overrides', 'Setup', 'Costs', 'Experiment', 'register',
            'get_experiment', 'command', 'environment', 'rerun_command', 'command_sets', 'report', 'machine', 'made_on',
            'hardware', 'plan_run', 'run_experiment', 'under_ci', 'reads_only', 'ensure_run', 'stale_runs', 'load_run',
-           'evaluate_run', 'format_curve', 'measured', 'gpu_minutes', 'preset_costs']
+           'evaluate_run', 'format_curve', 'measured', 'weights_hash', 'kept', 'gpu_minutes', 'preset_costs']
 
 # %% ../nbs/06_runs.ipynb #967d03bc
 import os, json, shlex, hashlib, socket, platform, subprocess, contextlib, dataclasses, typing
@@ -349,14 +349,24 @@ def format_curve(curve):
 # %% ../nbs/06_runs.ipynb #measd0def
 def measured(run_dir, name:str, measure:Callable, **args):
     "`measure()`, a measurement (plain JSON values) of the trained run in `run_dir`, kept in `run_dir/<name>.json` with `args` and the hash of the checkpoint (None where the run keeps none): read back while both match, else made again and written; under CI a missing or outdated one is an error."
-    path, ckpt = Path(run_dir)/f'{name}.json', Path(run_dir)/'checkpoint.pt'
-    digest = hashlib.sha256(ckpt.read_bytes()).hexdigest()[:16] if ckpt.exists() else None
-    made = dict(checkpoint=digest, args=json.loads(json.dumps(args)))
-    if path.exists() and {k: (kept := load_json(path)).get(k) for k in made} == made: return kept['value']
+    path = Path(run_dir)/f'{name}.json'
+    made = dict(checkpoint=weights_hash(run_dir), args=json.loads(json.dumps(args)))
+    if path.exists() and {k: (old := load_json(path)).get(k) for k in made} == made: return old['value']
     if under_ci(): raise UsageError(f"{path} is missing or was measured on other weights or with other arguments, and CI reads measurements, "
                                     f"never makes them: run the page that makes it outside CI and commit the file")
     atomic_write(path, lambda f: f.write(json.dumps(made | dict(value=measure())).encode()))     # one line: values may be long lists
     return load_json(path)['value']
+
+def weights_hash(run_dir):
+    "The hash that `measured` keeps of the checkpoint in `run_dir`: its first 16 hex digits of SHA-256, None where the run keeps none."
+    ckpt = Path(run_dir)/'checkpoint.pt'
+    return hashlib.sha256(ckpt.read_bytes()).hexdigest()[:16] if ckpt.exists() else None
+
+def kept(run_dir, name:str):
+    "The value of measurement `name` kept in `run_dir` by `measured` on the run's present weights, whatever its arguments; None if there is none."
+    path = Path(run_dir)/f'{name}.json'
+    if not path.exists() or (k := load_json(path)).get('checkpoint') != weights_hash(run_dir): return None
+    return k['value']
 
 # %% ../nbs/06_runs.ipynb #0066fbcd
 def gpu_minutes(names, path=Path('results')/'gpu-time-h100.json', preset='gpu'):
