@@ -1,4 +1,4 @@
-"The committed results are light: weights-only checkpoints that something loads, logs of at most 1 MB, only the plots a page shows, and a command that rebuilds each run's config."
+"The committed results are light: weights-only checkpoints that something loads, logs of at most 200 kB, only the plots a page shows, and a command that rebuilds each run's config."
 import json, sys
 from dataclasses import asdict
 from pathlib import Path
@@ -23,7 +23,7 @@ def test_every_checkpoint_is_loaded():
     load = S.loaders()
     assert [f for f in named('checkpoint.pt') if str(Path(f).parent) not in load] == []
 
-def test_metrics_logs_at_most_1mb():
+def test_metrics_logs_at_most_200kb():
     assert [f for f in named('metrics.jsonl') if (ROOT/f).stat().st_size > S.MAX_METRICS] == []
 
 def test_plots_only_where_a_page_shows_them():
@@ -85,6 +85,8 @@ def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_p
     recs = [json.loads(l) for l in (a/'metrics.jsonl').read_text().splitlines()]
     assert recs[0]['update'] == 1 and recs[-1]['update'] == 30000 and sum('valid_exact' in r for r in recs) == 1
     assert json.loads((a/'summary.json').read_text())['metrics_subsampled'] == dict(records=30001, kept=len(recs))
+    _, kept = S.subsample(a/'metrics.jsonl', a/'summary.json', target=S.METRICS_TARGET // 2)        # again, smaller
+    assert json.loads((a/'summary.json').read_text())['metrics_subsampled'] == dict(records=30001, kept=kept) and kept < len(recs)
     assert json.loads((a/'config.json').read_text())['command'] == 'ttc run prefix-parity --preset ci --set updates=41'
 
 def test_every_committed_run_is_still_built_by_its_preset():
