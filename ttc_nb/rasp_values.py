@@ -80,31 +80,53 @@ def _means(s, max_len:int, by_index=None):
     return sorted(out)
 
 def _positional(v, vals:dict, max_len:int):
-    "{position i: the means the numerical aggregate `v` takes there}, when its selector picks the same keys at i for every input length (a `select` of positions that never picks a key after the query, as `select(indices, indices, <=)`); else None."
+    "('at', {position i: means}) of the numerical aggregate `v` when its selector picks the same keys at i for every input length (a `select` of positions that never picks a key after its query, as `select(indices, indices, <=)`); ('len', {length n: means}) when it picks every key; else None."
     sel, s = v.children
-    if not isinstance(sel, R.Select) or None in (k := _by_index(sel.children[0], max_len), q := _by_index(sel.children[1], max_len)): return None
-    M = sel.compute([_column(k), _column(q)], None)
-    if np.triu(M, 1).any(): return None                      # a key after the query: which keys depends on the length
+    if not isinstance(sel, R.Select): return None
+    if sel.predicate == R.TRUE: kind, rows = 'len', {n: np.arange(max_len) < n for n in range(1, max_len + 1)}
+    elif None in (k := _by_index(sel.children[0], max_len), q := _by_index(sel.children[1], max_len)): return None
+    elif np.triu(M := sel.compute([_column(k), _column(q)], None), 1).any(): return None     # a key after its query: which keys depends on the length
+    else: kind, rows = 'at', dict(enumerate(M))
     by, sums, out = _by_index(s, max_len), [{0.0}], {}
-    for i, row in enumerate(M):
+    for key, row in rows.items():
         w = int(row.sum())
         while by is None and len(sums) <= w:
             sums.append({a + float(b) for a in sums[-1] for b in vals[s.id]})
             if len(sums[-1]) > LIMIT: return None
-        if w == 0: out[i] = [float(v.default)]
-        else: out[i] = [sum(float(by[j]) for j in np.flatnonzero(row)) / w] if by is not None else sorted({a / w for a in sums[w]})
-    return out
+        if w == 0: out[key] = [float(v.default)]
+        else: out[key] = [sum(float(by[j]) for j in np.flatnonzero(row)) / w] if by is not None else sorted({a / w for a in sums[w]})
+    return kind, out
+
+def _at(u, vals:dict, max_len:int, means_only:bool=False):
+    "The values of the s-op `u` at position i of an input of n tokens, as a function of (n, i), where they are known more narrowly than its value set (only an aggregate's, `means_only`); else None."
+    if (t := vals.get(('at', u.id))) is not None: return lambda n, i: t[i]
+    if (t := vals.get(('len', u.id))) is not None: return lambda n, i: t[n]
+    if means_only: return None
+    if isinstance(u, R.Length): return lambda n, i: [n]
+    if (b := _by_index(u, max_len)) is not None: return lambda n, i: [b[i]]
+
+def _situations(max_len:int): return ((n, i) for n in range(1, max_len + 1) for i in range(n))
 
 def _combos(v, vals:dict, max_len:int) -> list:
-    "The combinations of values the inputs of the map `v` take: with an aggregate of known means at each position, only those that meet at one position."
+    "The combinations of values the inputs of the map `v` take: with an aggregate of known means at each position or length, only those that meet at one position of one input."
     cols = [vals[c.id] for c in v.children]
-    if not any(('at', c.id) in vals for c in v.children): return list(itertools.product(*cols))
-    by, out = [_by_index(c, max_len) for c in v.children], {}
-    for i in range(max_len):
-        at = [[b[i]] if b is not None else vals[('at', c.id)][i] if ('at', c.id) in vals else col for c, b, col in zip(v.children, by, cols)]
-        out |= {tuple(map(_key, x)): x for x in itertools.product(*at)}
+    if not any(_at(c, vals, max_len, True) for c in v.children): return list(itertools.product(*cols))
+    ats, out = [_at(c, vals, max_len) or (lambda n, i, col=col: col) for c, col in zip(v.children, cols)], {}
+    for n, i in _situations(max_len):
+        out |= {tuple(map(_key, x)): x for x in itertools.product(*(a(n, i) for a in ats))}
         if len(out) > LIMIT: break
     return list(out.values())
+
+def _meeting(cats:list, nums:list, vals:dict, max_len:int) -> list:
+    "[(combination of the categorical spaces of `cats`, [(s-op, space)], the values' indices of each space of `nums` with it)]: where some categorical inputs' values are known at each position and length, only the combinations that meet at one, with the numbers' values there."
+    ats = [_at(u, vals, max_len) for u, _ in cats]
+    if not any(ats): return [(c, [list(range(len(s.values))) for _, s in nums]) for c in itertools.product(*(range(s.dims) for _, s in cats))]
+    nat, out = [_at(u, vals, max_len, True) for u, _ in nums], {}
+    for n, i in _situations(max_len):
+        ix = [range(s.dims) if a is None else [d for x in a(n, i) if (d := s._ix.get(_key(x))) is not None] for a, (_, s) in zip(ats, cats)]
+        for c in itertools.product(*ix):
+            for k, a in zip(out.setdefault(c, [set() for _ in nums]), nat): k.update(map(_key, a(n, i)) if a else ())
+    return [(c, [[j for j, x in enumerate(s.values) if not a or _key(x) in k] for (_, s), a, k in zip(nums, nat, out[c])]) for c in sorted(out)]
 
 def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
     "The value-set pass: the possible values (node id -> list) of every s-op `out` reads, on inputs over `vocab` of 1 to `max_len` tokens."
@@ -125,7 +147,7 @@ def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
             s, by_index = vals[v.children[1].id], _by_index(v.children[1], max_len)
             if _kind(v, s, kinds, names) == 'cat': vals[v.id] = _uniq(s + [v.default])
             elif (at := _positional(v, vals, max_len)) is not None:
-                vals[('at', v.id)], vals[v.id] = at, _uniq(sorted(set().union(*at.values()) | {float(v.default)}))
+                vals[(at[0], v.id)], vals[v.id] = at[1], _uniq(sorted(set().union(*at[1].values()) | {float(v.default)}))
             elif (means := _means(s, max_len, by_index)) is None:
                 raise RASPError(f"{_label(v, names)}: the means of its values {s[:5]} number more than {LIMIT}")
             else: vals[v.id] = _uniq(sorted(means + [float(v.default)]))
