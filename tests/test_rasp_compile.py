@@ -25,4 +25,5 @@ def test_refusals_name_the_reason():
     m = compile_rasp(library('sort'), 'ab', 4)
     with pytest.raises(RASPError, match='has 5 tokens'): m.run(['aaaaa'])
     with pytest.raises(RASPError, match="the token 'c'"): m.run(['abc'])
-    with pytest.raises(RASPError, match='combinations of values, more than'): compile_rasp(library('count'), 'abcd', 64)
+    wide = ''.join(chr(0x100 + i) for i in range(400))          # 400 tokens at 64 positions
+    with pytest.raises(RASPError, match='more than 20000 combinations of values'): compile_rasp(R.Map(lambda t, i: f'{t}{i}', R.tokens, R.indices), wide, 64)

@@ -28,7 +28,7 @@ def test_analyse_json_is_the_compiled_models_shape():
     m = compile_rasp(library('most_freq_bos'), library_vocab('most_freq_bos'), 8)
     assert json.loads(r.stdout) == {'layers': len(m.heads), 'heads': m.heads, 'd_model': m.d_model,
                                     'params': sum(p.numel() for p in m.parameters())}
-    assert json.loads(r.stdout)['layers'] == 6 and r.stdout.count('\n') == 1    # deeper than the analysis's 3: see the compiler's page
+    assert json.loads(r.stdout)['layers'] == 3 and r.stdout.count('\n') == 1    # the analysis's 3
 
 def one_line_error(r, text):
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
