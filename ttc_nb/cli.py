@@ -192,7 +192,7 @@ def main(argv=None):
         try: code = args.func(args)
         except user_errors() as e: _exit2(f'ttc: error: {e}')
         except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)
-    if 'ttc_nb.processes' in sys.modules: sys.modules['ttc_nb.processes'].leave()   # torchrun's processes leave together
+    if 'ttc_nb.processes' in sys.modules: sys.modules['ttc_nb.processes'].leave(code or 0)   # torchrun's processes leave together, and exit there
     return code
 
 # %% ../nbs/90_cli.ipynb #60a00d71

@@ -6,7 +6,7 @@
 __all__ = ['Stopped', 'Stop', 'world', 'leave', 'rank_seed', 'gather', 'process_mean', 'anyone']
 
 # %% ../nbs/04_processes.ipynb #0e229d68
-import os, time, signal, threading
+import os, sys, time, signal, threading
 import numpy as np, torch, torch.distributed as dist
 
 # %% ../nbs/04_processes.ipynb #4b0bcdf8
@@ -45,9 +45,12 @@ def world():
         dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
     return dist.get_rank(), dist.get_world_size()
 
-def leave():
-    "End of a script that torchrun started: wait for every process, then close the process group, so that none exits while another may still be sending."
-    if dist.is_initialized(): dist.barrier(); dist.destroy_process_group()
+def leave(code:int=0):
+    "End of a script that torchrun started: wait for every process, close the process group, and exit with `code` at once, skipping the interpreter's teardown, where gloo's threads can abort it (see Leaving above). Without a process group, nothing."
+    if not dist.is_initialized(): return
+    dist.barrier(); dist.destroy_process_group()
+    sys.stdout.flush(); sys.stderr.flush()
+    os._exit(code)
 
 def rank_seed(seed:int, rank:int):
     "The seed of process `rank`: `seed` itself for process 0, an independent stream for the others."
