@@ -15,7 +15,7 @@ import ttc_nb.rasp as R
 from .rasp import RASPError
 from .rasp_lang import Program
 from .rasp_analysis import postorder, head_key
-from .rasp_values import LIMIT, values, _FAIL, _column, _label, _is_num, _kind, _run, _key, _projection, _meeting
+from .rasp_values import LIMIT, values, paper_widths, split_widths, _FAIL, _column, _label, _is_num, _kind, _run, _key, _projection, _meeting
 from .transformer import TransformerConfig, Attention, MLP
 
 # %% ../nbs/26_rasp_compile.ipynb #56d5e6c6
@@ -47,8 +47,10 @@ class Space:
 # %% ../nbs/26_rasp_compile.ipynb #8ef49342
 class Build:
     "A program's residual-stream layout and each layer's heads and MLP units, worked out before any weight is set."
-    def __init__(self, out, vocab, max_len:int, kinds:dict=None, names:dict=None):
-        self.vocab, self.max_len, self.names, self.kinds = list(vocab), max_len, names or {}, kinds or {}
+    def __init__(self, out, vocab, max_len:int, kinds:dict=None, names:dict=None, split:bool=False):
+        self.vocab, self.max_len, self.names, self.kinds = list(vocab), max_len, dict(names or {}), kinds or {}
+        out = paper_widths(out, self.names)
+        if split: out = split_widths(out, values(out, vocab, max_len, self.kinds, self.names), max_len, self.names)
         self.vals = values(out, vocab, max_len, self.kinds, self.names)
         self.spaces, self.width, self._plans, self._sels, self._cls = {}, 2, {}, {}, {}
         self.heads, self.units, self.cleaners, self.emb = {}, {}, {}, {}   # by layer; emb: embedding dim -> row
@@ -58,8 +60,7 @@ class Build:
     def _agg_kind(self, v) -> str: return _kind(v, self.vals[v.children[1].id], self.kinds, self.names)
     def _add(self, sp:Space) -> Space:
         sp.start, self.width = self.width, self.width + sp.dims
-        self.spaces[sp.key] = sp
-        return sp
+        self.spaces[sp.key] = sp; return sp
 
     def leaf(self, v) -> Space:
         "The space of a leaf, an s-op read before any MLP: `tokens` and `indices` in the embeddings, an aggregate or a width from a head."
@@ -67,10 +68,8 @@ class Build:
         if key in self.spaces: return self.spaces[key]
         if isinstance(v, (R.Tokens, R.Indices)): return self._add(Space(key, 'cat', self.vals[v.id], None, _label(v, self.names)))
         if isinstance(v, (R.SelectorWidth, R.Length)):
-            ws = self.vals[v.id]
-            sp = Space(key, 'num', ws, [1 / (w + 1) for w in ws], f'1/(w+1) of {_label(v, self.names)}', part='attention')
-            sel = v.children[0] if isinstance(v, R.SelectorWidth) else R.Select(R.indices, R.indices, R.TRUE)
-            self.head(sel, sp, None)
+            sp = Space(key, 'num', (ws := self.vals[v.id]), [1 / (w + 1) for w in ws], f'1/(w+1) of {_label(v, self.names)}', part='attention')
+            self.head(v.children[0] if isinstance(v, R.SelectorWidth) else R.Select(R.indices, R.indices, R.TRUE), sp, None)
             return self._add(sp)
         if not isinstance(v, R.Aggregate): raise RASPError(f"{_label(v, self.names)}: the compiler does not know {type(v).__name__}")
         kind, vs = self._agg_kind(v), self.vals[v.id]
@@ -176,10 +175,17 @@ def _side(self:Build, nodes:list):
 
 @patch
 def _classes(self:Build, nodes:list, env:dict, cls, what:str) -> Space:
-    "The space of a side's class: the combinations of values of `nodes` (in `env`) that the clause treats alike share a dimension, numbered by `cls`; a lookup writes it, once for the same classes."
+    "The space of a side's class: the combinations of values of `nodes` (in `env`) that the clause treats alike share a dimension, numbered by `cls`; a lookup writes it, once for the same classes, from each s-op's own classes (the values the clause tells apart)."
     if (key := (tuple(u.id for u in nodes), cls)) in self._cls: return self._cls[key]
-    lut = {tuple(_key(env[u.id][i]) for u in nodes): int(c) for i, c in enumerate(cls)}
-    v = R.Map(lambda *xs: lut[tuple(map(_key, xs))], *nodes)
+    C, ins, ix = np.array(cls).reshape([len(self.vals[u.id]) for u in nodes]), [], []
+    for i, u in enumerate(nodes):
+        _, first, inv = np.unique(np.moveaxis(C, i, 0).reshape(C.shape[i], -1), axis=0, return_index=True, return_inverse=True)
+        pos = {_key(x): j for j, x in enumerate(self.vals[u.id])}
+        if len(first) < C.shape[i]:          # fewer classes than values: a map of `u` to them, which its lookup may read alone
+            C, u = np.take(C, first, axis=i), R.Map(lambda x, pos=pos, r=inv.ravel(): int(r[pos[_key(x)]]), u)
+            self.names[u.id], self.vals[u.id], pos = f'{_label(nodes[i], self.names)} as {what}', list(range(len(first))), {_key(j): j for j in range(len(first))}
+        ins.append(u); ix.append(pos)
+    v = R.Map(lambda *xs: int(C[tuple(p[_key(x)] for p, x in zip(ix, xs))]), *ins)
     self.names[v.id], self.vals[v.id] = f"({', '.join(_label(u, self.names) for u in nodes)}) as {what}", list(range(int(max(cls)) + 1))
     self._cls[key] = self.space(v, 'cat')
     return self._cls[key]
@@ -295,6 +301,7 @@ def _clean(self:Build):
 
 # %% ../nbs/26_rasp_compile.ipynb #06ecb5df
 MAX_PARAMS = 200_000_000   # the most parameters a compiled model may have: 800 MB of float32
+class _TooLarge(RASPError): "A refusal of a model over `MAX_PARAMS` parameters."
 
 def _fill(W:torch.Tensor, rows:list, offset:int=0, scale:float=1.0):
     "Set W[offset + i, d] = c * scale for each {d: c} of `rows`."
@@ -314,8 +321,7 @@ class Compiled(nn.Module):
         cfg = lambda h=1, ff=1: TransformerConfig(d_model=D, n_heads=max(h, 1), d_ff=max(ff, 1), relu=True, max_len=b.max_len + 1)
         units = lambda l: b.units.get(l, []) + b.cleaners.get(l, [])
         if (n := D * (len(b.vocab) + b.max_len + 2) + sum(4 * D * D + 2 * D * len(units(l)) for l in range(L + 1))) > MAX_PARAMS:
-            w = max(b.spaces.values(), key=lambda s: s.dims)
-            raise RASPError(f"the compiled model would have about {n:,} parameters, more than {MAX_PARAMS:,}; its widest space, {w.name}, has {w.dims} dimensions")
+            w = max(b.spaces.values(), key=lambda s: s.dims); raise _TooLarge(f"the compiled model would have about {n:,} parameters, more than {MAX_PARAMS:,}; its widest space, {w.name}, has {w.dims} dimensions")
         self.tok, self.pos = nn.Embedding(len(b.vocab) + 1, D), nn.Embedding(b.max_len + 1, D)
         self.mlp0 = MLP(cfg(ff=len(units(0)))) if units(0) else None
         self.attn = nn.ModuleList(Attention(cfg(h)) for h in self.heads)
@@ -394,12 +400,17 @@ def run(self:Compiled, xs:list) -> list:
     with torch.no_grad(): x, attns = self(ids, mask, need_weights=self.build.out.kind == 'num')
     return self.decode(x, attns, list(map(len, xs)))
 
+def _model(out, vocab, max_len:int, kinds:dict, names:dict) -> Compiled:
+    "The model of the s-op `out`; where it would pass `MAX_PARAMS`, built again with each width after a BOS split into its disjoint parts (`split_widths`)."
+    try: return Compiled(Build(out, vocab, max_len, kinds, names))
+    except _TooLarge: return Compiled(Build(out, vocab, max_len, kinds, names, split=True))
+
 def compile_rasp(program, vocab, max_len:int, name:str=None, kinds:dict=None) -> Compiled:
     "The transformer that computes `program` (a `Program`: its output, or its s-op `name`; or an s-op) on inputs over `vocab` of 1 to `max_len` tokens; a `Program`'s keeps in `config` what compiles it again."
-    if not isinstance(program, Program): return Compiled(Build(program, vocab, max_len, kinds, {program.id: name or 'output'}))
+    if not isinstance(program, Program): return _model(program, vocab, max_len, kinds, {program.id: name or 'output'})
     sops = program.sops
     if name is not None and name not in sops: raise RASPError(f"the program has no s-op named {name!r}; its s-ops: {', '.join(sops)}")
-    m = Compiled(Build(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()}))
+    m = _model(sops[name] if name else program.output, vocab, max_len, kinds, {v.id: k for k, v in sops.items()})
     m.config = dict(text=program.interp.src.text, file=program.interp.src.name, name=name, vocab=list(vocab), max_len=max_len, kinds=kinds or {})
     return m
 
