@@ -7,7 +7,7 @@ PY := $(BIN)/python
 EXP ?= sudoku-rrn
 NBTIMES := _build/nbtest
 
-.PHONY: install run test sync nbtest pytest pytest-site pytest-rest docs export clean mutate
+.PHONY: install run test sync nbtest pytest pytest-site pytest-kills pytest-rest docs export clean mutate
 
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -49,17 +49,22 @@ docs: install
 	@echo "site: docs/index.html"
 
 # tests/test_docs_site.py builds the site and checks every page in headless Chromium (last, when pytest runs every test).
-# After `sync`, three streams side by side, as none keeps the two cores busy alone: the notebooks, the docs site's build and
-# browser check (one process, most of its time in mkdocs), and the other tests; each one's output is printed whole when it
-# ends, and any failure fails `test`. `make pytest` runs all the tests in one process.
+# After `sync`, four streams side by side, as none keeps the two cores busy alone: the notebooks, the docs site's build and
+# browser check (one process, most of its time in mkdocs), the tests that kill and resume training processes, and the other
+# tests; each one's output is printed whole when it ends, and any failure fails `test`. The tests are split in two so that
+# neither is left alone on one core at the end. `make pytest` runs all the tests in one process.
+KILLS := tests/test_distributed.py tests/test_resume.py tests/test_kill.py
 test: sync
-	@$(MAKE) --no-print-directory -j3 --output-sync=target nbtest pytest-site pytest-rest
+	@$(MAKE) --no-print-directory -j4 --output-sync=target nbtest pytest-site pytest-kills pytest-rest
 
 pytest-site: install
 	$(BIN)/pytest -q tests/test_docs_site.py --durations=3
 
+pytest-kills: install
+	$(BIN)/pytest -q $(KILLS) --durations=5
+
 pytest-rest: install
-	$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py --durations=10
+	$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py $(addprefix --ignore=,$(KILLS)) --durations=10
 
 export: install
 	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme
