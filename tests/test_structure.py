@@ -10,10 +10,10 @@ LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
 # a method imports another method only where it builds on it (BUILDS_ON).
 FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'tables', 'prefix_parity']
 BLOCKS = ['transformer', 'solvers', 'sudoku', 'sudoku_task']
-METHODS = ['act_tasks', 'act', 'rasp', 'rasp_grammar', 'rasp_programs', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'rasp_values', 'rasp_compile', 'rasp_compile_io', 'looped_tasks', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence_tasks', 'recurrence']
+METHODS = ['act_tasks', 'act', 'act_results', 'rasp', 'rasp_grammar', 'rasp_programs', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'rasp_values', 'rasp_compile', 'rasp_compile_io', 'looped_tasks', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence_tasks', 'recurrence']
 TOP = ['atlas', 'cli']   # the atlas reads every method's runs through the registry, as the command line does
 BUILDS_ON = {'deq': {'rrn'}, 'pgadj': {'rrn'},                                    # both are the RRN with another graph or solver
-             'act': {'act_tasks'}, 'looped': {'looped_tasks'}, 'recurrence': {'recurrence_tasks'},   # a method and its tasks' data
+             'act': {'act_tasks'}, 'act_results': {'act'}, 'looped': {'looped_tasks'}, 'recurrence': {'recurrence_tasks'},   # a method and its tasks' data
              'rasp_grammar': {'rasp'}, 'rasp_lang': {'rasp', 'rasp_grammar', 'rasp_programs'},   # the RASP passes, in order, and the texts of its library
              'rasp_analysis': {'rasp', 'rasp_lang'}, 'rasp_train': {'rasp', 'rasp_lang', 'rasp_analysis'},
              'rasp_values': {'rasp', 'rasp_analysis'}, 'rasp_compile': {'rasp', 'rasp_lang', 'rasp_analysis', 'rasp_values'}, 'rasp_compile_io': {'rasp', 'rasp_lang', 'rasp_analysis', 'rasp_compile'}}
