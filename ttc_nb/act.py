@@ -40,6 +40,11 @@ def _update(cell, s, x):
     out = cell(x, s if isinstance(cell, nn.LSTMCell) else s[0])
     return out if isinstance(out, tuple) else (out,)
 
+def _update_some(cell, s, x, i=None):
+    "`_update` of the samples `i` alone (every sample if `i` is None); the others keep their state."
+    if i is None: return _update(cell, s, x)
+    return tuple(v.index_copy(0, i, u) for v, u in zip(s, _update(cell, tuple(v[i] for v in s), x[i])))
+
 def _check_cell(cell, size, what):
     if not isinstance(cell, (nn.RNNCell, nn.GRUCell, nn.LSTMCell)):
         raise ValueError(f"cell must be an nn.RNNCell, nn.GRUCell or nn.LSTMCell, got {type(cell).__name__}")
@@ -75,15 +80,16 @@ class ACT(_Pondering):
 
     def ponder(self, s, x, real, M):
         "One input step: the mean-field state and output, rho and N per sample, and the probabilities p (B, updates)."
-        flag = x.new_ones(len(x), 1)
+        flag, pondering = x.new_ones(len(x), 1), real.clone()          # samples that have not crossed 1 - eps
         states, hs, outs = [], [], []
         for n in range(1, M + 1):
-            s = _update(self.cell, s, torch.cat([x, flag if n == 1 else 0 * flag], 1))   # s_t^n
+            i = None if self.fixed or pondering.all() else pondering.nonzero()[:, 0]
+            s = _update_some(self.cell, s, torch.cat([x, flag if n == 1 else 0 * flag], 1), i)   # s_t^n
             states.append(s); outs.append(self.out(s[0]))
             if self.fixed: continue
-            hs.append(torch.sigmoid(self.halt(s[0]))[:, 0])                          # h_t^n
-            crossed = torch.stack(hs, -1).cumsum(-1)[:, -1] >= 1 - self.eps                # halting_probs's sums
-            if (crossed | ~real).all(): break
+            hs.append(torch.where(pondering, torch.sigmoid(self.halt(s[0]))[:, 0], 0.))   # h_t^n; 0 once halted
+            pondering = pondering & (torch.stack(hs, -1).cumsum(-1)[:, -1] < 1 - self.eps)   # halting_probs's sums
+            if not pondering.any(): break
         if self.fixed:                                                      # all the probability on update M
             N = torch.full((len(x),), M, device=x.device)
             return s, outs[-1], N.float(), N, F.one_hot(N - 1, M).float()
