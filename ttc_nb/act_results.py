@@ -95,7 +95,7 @@ def reproduction(results=Path('results')):
         verdict='met' if len(flat) >= 3 and mean(flat) < .02 else 'not met',
         why=f"{sum(err(s) < .02 for s in flat)} of {len(flat)} network{'s' * (len(flat) > 1)} trained this way "
             f"{'is' if len(flat) == 1 else 'are'} under 2% sequence error, and we ask three, as the paper's figure is the mean of 20 networks per τ; "
-            f"the plain LSTM stays {'above' if all(err(s) > .2 for s in longer) else 'near'} the paper's about 20%"))
+            f"the plain LSTM {'stays above' if all(err(s) > .2 for s in longer) else 'reaches'} the paper's about 20%"))
     add, add_0 = run('addition/tau=0.01'), run('addition/no-ACT')
     rows.append(dict(
         figure='Graves 2016, section 3.3, Figure 12: addition',
