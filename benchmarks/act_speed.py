@@ -6,10 +6,10 @@ Usage: python benchmarks/act_speed.py [--out nbs/results/act/bench.json] [--reps
 """
 import argparse, time
 import torch, torch.nn as nn, torch.nn.functional as F
-from ttc_nb.act import ACT, act_reference
-from ttc_nb.act_tasks import parity_batch
-from ttc_nb.files import save_json
-from ttc_nb.runs import environment
+from ttc_nb.act.model import ACT, act_reference
+from ttc_nb.act.tasks import parity_batch
+from ttc_nb.train.files import save_json
+from ttc_nb.runs.registry import environment
 
 def per_call(f, reps):
     "Mean seconds per call of `f` over `reps` calls, after one warm-up call."

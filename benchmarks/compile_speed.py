@@ -2,7 +2,7 @@
 experiment per family, at a preset's config (default `cpu`).
 
 For each experiment: the setup of its preset (its data, model, loss and sampler, as `ttc run` builds them), trained with
-`ttc_nb.train`'s `fit` for `--warmup` untimed updates and then `--updates` timed ones, `--repeats` times (the median is kept),
+`ttc_nb.train.fit`'s `fit` for `--warmup` untimed updates and then `--updates` timed ones, `--repeats` times (the median is kept),
 first eager, then with `compiled(model)` on a fresh setup; the compiled variant's warm-up holds the compilation, whose
 seconds are recorded. A family whose compiled model fails is recorded with the error. Writes JSON.
 Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...] [--updates 10] [--warmup 3] [--repeats 3]
@@ -10,9 +10,9 @@ Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...]
 """
 import argparse, dataclasses, statistics, time
 import torch
-from ttc_nb.files import save_json
-from ttc_nb.train import compiled, default_device, fit, seed_everything
-from ttc_nb.runs import environment, get_experiment
+from ttc_nb.train.files import save_json
+from ttc_nb.train.fit import compiled, default_device, fit, seed_everything
+from ttc_nb.runs.registry import environment, get_experiment
 from ttc_nb.cli import load_modules
 
 FAMILIES = ('prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'looped-linear',

@@ -22,10 +22,10 @@ def _rss_kib(field):
 def child(kind, n, preset, repeats, device):
     "One measurement, in this process: seconds per update (median of `repeats`; 0: not timed), peak bytes of one update."
     import torch
-    from ttc_nb.losses import stepwise_cross_entropy
-    from ttc_nb.runs import get_experiment
-    from ttc_nb.rrn import RRN
-    from ttc_nb.deq import DEQRRN, deq_loss
+    from ttc_nb.core.losses import stepwise_cross_entropy
+    from ttc_nb.runs.registry import get_experiment
+    from ttc_nb.sudoku.rrn import RRN
+    from ttc_nb.sudoku.deq import DEQRRN, deq_loss
     cfg = get_experiment('sudoku-deq').config(preset)
     torch.manual_seed(0)
     args = (tuple(cfg.box), cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions)
@@ -67,9 +67,9 @@ def main():
     p.add_argument('--child', nargs=2, metavar=('KIND', 'N'), help=argparse.SUPPRESS)
     a = p.parse_args()
     import torch
-    from ttc_nb.files import save_json
-    from ttc_nb.train import default_device
-    from ttc_nb.runs import environment
+    from ttc_nb.train.files import save_json
+    from ttc_nb.train.fit import default_device
+    from ttc_nb.runs.registry import environment
     if a.threads: torch.set_num_threads(a.threads)
     device = torch.device(a.device) if a.device else default_device()
     if a.child:

@@ -46,10 +46,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.flop_counter import flop_registry
-from ttc_nb.protocol import compute_curve
-from ttc_nb.files import load_checkpoint, load_json, save_json
-from ttc_nb.train import Objective, lr_schedule, train_step, seed_everything
-from ttc_nb.runs import EXPERIMENTS, environment, get_experiment
+from ttc_nb.core.protocol import compute_curve
+from ttc_nb.train.files import load_checkpoint, load_json, save_json
+from ttc_nb.train.fit import Objective, lr_schedule, train_step, seed_everything
+from ttc_nb.runs.registry import EXPERIMENTS, environment, get_experiment
 from ttc_nb.cli import load_modules
 
 H100 = dict(name='NVIDIA H100 SXM5', bf16_flops_per_s=989e12, bytes_per_s=3.35e12, host_cores=16)

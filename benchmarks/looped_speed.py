@@ -1,4 +1,4 @@
-"""Training steps per second of the looped transformer (`ttc_nb.looped`), against Yang et al.'s implementation. Writes JSON.
+"""Training steps per second of the looped transformer (`ttc_nb.looped.model`), against Yang et al.'s implementation. Writes JSON.
 
 Two configurations, both linear regression, batch 64, one block per loop:
   cpu:   d = 5,  11 points, width 64,  4 heads, b = T = 10
@@ -14,10 +14,10 @@ Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/lo
 """
 import argparse, importlib, statistics, sys, time
 import torch
-from ttc_nb.files import save_json
-from ttc_nb.train import TrainConfig, fit
-from ttc_nb.runs import environment
-from ttc_nb.looped import looped_setup, LoopedConfig
+from ttc_nb.train.files import save_json
+from ttc_nb.train.fit import TrainConfig, fit
+from ttc_nb.runs.registry import environment
+from ttc_nb.looped.model import looped_setup, LoopedConfig
 
 CONFIGS = dict(cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),
                study=dict(d=10, points=41, n_embd=256, n_heads=8, b=30, T=20, steps=3))

@@ -7,9 +7,9 @@ nbs/results/rasp/compile/speed.json.
 import argparse, json, platform, random, time
 from pathlib import Path
 import torch
-import ttc_nb.rasp as R
-from ttc_nb.rasp_lang import library
-from ttc_nb.rasp_compile import compile_rasp, library_vocab
+import ttc_nb.rasp.ops as R
+from ttc_nb.rasp.interpreter import library
+from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 
 def _cpu() -> str:
     "The CPU's model name, from /proc/cpuinfo where there is one."

@@ -13,10 +13,10 @@ Usage: python benchmarks/rasp_speed.py [--out nbs/results/rasp/speed.json] [--re
 import argparse, contextlib, io, os, statistics, sys, tempfile, time
 from pathlib import Path
 import numpy as np
-from ttc_nb.rasp_lang import Program
-from ttc_nb.rasp_programs import SORT
-from ttc_nb.files import save_json
-from ttc_nb.runs import environment
+from ttc_nb.rasp.interpreter import Program
+from ttc_nb.rasp.programs import SORT
+from ttc_nb.train.files import save_json
+from ttc_nb.runs.registry import environment
 
 
 def median_s(f, reps):

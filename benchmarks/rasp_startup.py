@@ -8,8 +8,8 @@ Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-pyt
 """
 import argparse, shutil, statistics, subprocess, sys, time
 from pathlib import Path
-from ttc_nb.files import save_json
-from ttc_nb.runs import environment
+from ttc_nb.train.files import save_json
+from ttc_nb.runs.registry import environment
 
 PROGRAM = 'x = indices + 1;\n'
 

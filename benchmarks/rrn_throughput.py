@@ -13,11 +13,11 @@ Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE 
 """
 import argparse, dataclasses, statistics, time
 import torch
-from ttc_nb.losses import stepwise_progressive_loss
-from ttc_nb.files import save_json
-from ttc_nb.train import default_device, fit
-from ttc_nb.runs import environment, get_experiment
-from ttc_nb.rrn import RRN
+from ttc_nb.core.losses import stepwise_progressive_loss
+from ttc_nb.train.files import save_json
+from ttc_nb.train.fit import default_device, fit
+from ttc_nb.runs.registry import environment, get_experiment
+from ttc_nb.sudoku.rrn import RRN
 
 def network(preset, args):
     "The config of `preset` with the `--set` overrides, and its network, seeded."

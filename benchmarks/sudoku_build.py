@@ -6,11 +6,11 @@ Usage: python benchmarks/sudoku_build.py [--preset cpu] [--workers 1,0] [--out n
 """
 import argparse, tempfile, time
 import torch
-from ttc_nb.files import save_json
-from ttc_nb.runs import environment, get_experiment
-from ttc_nb.sudoku import _cores, splits
-from ttc_nb.sudoku_task import band
-import ttc_nb.rrn                        # registers sudoku-rrn, whose sets are built
+from ttc_nb.train.files import save_json
+from ttc_nb.runs.registry import environment, get_experiment
+from ttc_nb.sudoku.puzzles import _cores, splits
+from ttc_nb.sudoku.task import band
+import ttc_nb.sudoku.rrn                        # registers sudoku-rrn, whose sets are built
 
 def build(cfg, workers):
     "Seconds to build every set of `cfg` in an empty cache with `workers` processes, and the sets."

@@ -1,4 +1,4 @@
-"""Seconds per solve of the exact Sudoku solver on the hardest known 9x9 puzzles, `ttc_nb.sudoku.HARD`.
+"""Seconds per solve of the exact Sudoku solver on the hardest known 9x9 puzzles, `ttc_nb.sudoku.puzzles.HARD`.
 
 Each puzzle is checked to have exactly one solution, then solved `--reps` times; every solution is checked with
 `is_solution` (rows, columns and boxes hold each digit once, the clues are kept). Writes JSON with the median and
@@ -6,9 +6,9 @@ the longest time per puzzle.
 Usage: python benchmarks/sudoku_solver.py [--out nbs/results/sudoku/solver_bench.json] [--reps 5]
 """
 import argparse, statistics, time
-from ttc_nb.sudoku import HARD, solve_board, count_solutions, is_solution, parse_board
-from ttc_nb.files import save_json
-from ttc_nb.runs import environment
+from ttc_nb.sudoku.puzzles import HARD, solve_board, count_solutions, is_solution, parse_board
+from ttc_nb.train.files import save_json
+from ttc_nb.runs.registry import environment
 
 def measure(name, puzzle, reps):
     "Median and longest seconds of `reps` solves of `puzzle`, each solution verified."

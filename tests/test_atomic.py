@@ -1,11 +1,11 @@
 "Checkpoints are written atomically: a process killed while saving never leaves a partial checkpoint."
 import signal, subprocess, sys, time
 import torch
-from ttc_nb.files import save_checkpoint, load_checkpoint
+from ttc_nb.train.files import save_checkpoint, load_checkpoint
 
 SAVER = '''
 import sys, torch
-from ttc_nb.files import save_checkpoint
+from ttc_nb.train.files import save_checkpoint
 path, i = sys.argv[1], 0
 while True:
     i += 1

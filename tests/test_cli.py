@@ -2,7 +2,7 @@
 import json
 import pytest
 from conftest import ttc, ttc_many
-from ttc_nb.train import loss_fell
+from ttc_nb.train.fit import loss_fell
 
 def one_line_error(r, *needles):
     assert r.returncode == 2, (r.returncode, r.stderr)

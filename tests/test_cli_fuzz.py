@@ -4,7 +4,7 @@ import contextlib, dataclasses, io, random, shutil
 from pathlib import Path
 import pytest, torch
 from ttc_nb.cli import main, load_modules
-from ttc_nb.runs import EXPERIMENTS, run_experiment
+from ttc_nb.runs.registry import EXPERIMENTS, run_experiment
 
 load_modules()
 DRAWS = 400

@@ -3,9 +3,9 @@ import contextlib, io, json, shutil
 from pathlib import Path
 import numpy as np, pytest, torch
 from ttc_nb.cli import main, load_modules
-from ttc_nb.files import UnsafeCheckpoint, load_checkpoint, previous
-from ttc_nb.processes import Stop, Stopped
-from ttc_nb.runs import run_experiment, ensure_run, load_run
+from ttc_nb.train.files import UnsafeCheckpoint, load_checkpoint, previous
+from ttc_nb.train.processes import Stop, Stopped
+from ttc_nb.runs.registry import run_experiment, ensure_run, load_run
 
 load_modules()
 SETS = ['ckpt_every=5']            # prefix-parity's ci preset, 40 updates, a checkpoint every 5

@@ -3,7 +3,7 @@ import json, os, signal, subprocess, sys, time
 import pytest, torch
 from conftest import TTC, concurrently, ttc
 from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
-from ttc_nb.train import loss_fell
+from ttc_nb.train.fit import loss_fell
 
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}
 TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2']
@@ -11,14 +11,14 @@ TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--np
 # One script, run by one process on the whole batch or by two on its halves: 3 updates of the prefix-parity network.
 SCRIPT = '''
 import sys, torch
-from ttc_nb.protocol import *
-from ttc_nb.losses import *
-from ttc_nb.files import *
-from ttc_nb.plots import *
-from ttc_nb.processes import *
-from ttc_nb.train import *
-from ttc_nb.runs import *
-from ttc_nb.prefix_parity import *
+from ttc_nb.core.protocol import *
+from ttc_nb.core.losses import *
+from ttc_nb.train.files import *
+from ttc_nb.runs.plots import *
+from ttc_nb.train.processes import *
+from ttc_nb.train.fit import *
+from ttc_nb.runs.registry import *
+from ttc_nb.examples.prefix_parity import *
 rank, size = world()
 half = sys.argv[2] == 'half'
 def sample(gen, update):                       # the same 32 strings at each update, split between the processes
@@ -50,7 +50,7 @@ def test_two_half_batches_update_as_one_whole_batch(tmp_path):
 # one of them that still frees a finished operation's tensors during the interpreter's teardown aborts the process (a rare race).
 LEAVER = '''
 import atexit, sys, torch, torch.distributed as dist
-from ttc_nb.processes import world, leave
+from ttc_nb.train.processes import world, leave
 rank, size = world()
 net = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 1))
 net(torch.ones(2, 4)).sum().backward()

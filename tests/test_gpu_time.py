@@ -3,8 +3,8 @@ import json, subprocess, sys
 import pytest, torch
 from conftest import ROOT
 from ttc_nb.cli import load_modules
-from ttc_nb.files import load_json
-from ttc_nb.runs import EXPERIMENTS, gpu_minutes
+from ttc_nb.train.files import load_json
+from ttc_nb.runs.registry import EXPERIMENTS, gpu_minutes
 
 sys.path.insert(0, str(ROOT/'benchmarks'))
 import gpu_time

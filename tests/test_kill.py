@@ -3,7 +3,7 @@ ends with the weights and the metrics log of a run never interrupted."""
 import json, os, random, signal, subprocess, sys, time
 import torch
 from conftest import ROOT
-from ttc_nb.files import load_checkpoint, previous
+from ttc_nb.train.files import load_checkpoint, previous
 
 KILLS, UPDATES = 30, 1000                  # long enough that 30 short stretches of training never reach the end
 # A checkpoint at every update, so that a good share of the run is spent writing them; evaluations every 25 updates.

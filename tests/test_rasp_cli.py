@@ -2,7 +2,7 @@
 and errors as the message with exit code 2, never a traceback."""
 import json
 from conftest import ttc
-from ttc_nb.rasp_programs import SORT
+from ttc_nb.rasp.programs import SORT
 
 
 def test_file_prints_every_sop(tmp_path):

@@ -1,11 +1,11 @@
 "The compiled RASP programs equal the interpreter: each library program that compiles to a model small enough for CI, on random inputs at a small size; and what the compiler refuses, it names."
 import numpy as np
 import pytest
-import ttc_nb.rasp as R
-from ttc_nb.rasp import RASPError
-from ttc_nb.rasp_lang import library, PROGRAMS
-from ttc_nb.rasp_train import sample_inputs
-from ttc_nb.rasp_compile import compile_rasp, library_vocab
+import ttc_nb.rasp.ops as R
+from ttc_nb.rasp.ops import RASPError
+from ttc_nb.rasp.interpreter import library, PROGRAMS
+from ttc_nb.rasp.train import sample_inputs
+from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 
 
 

@@ -3,8 +3,8 @@ prints the compiled model's shape, the user's mistakes exit with one line and co
 still starts without PyTorch."""
 import json, subprocess, sys
 from conftest import ttc, ttc_many
-from ttc_nb.rasp_lang import library
-from ttc_nb.rasp_compile import compile_rasp, library_vocab
+from ttc_nb.rasp.interpreter import library
+from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 
 def test_values_equal_the_interpreters(tmp_path):
     (f := tmp_path/'p.rasp').write_text('flip = length - indices - 1;\nflipped = aggregate(select(indices, flip, ==), tokens);\n'

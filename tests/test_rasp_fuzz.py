@@ -5,9 +5,9 @@ which names a line and column."""
 import random, re
 from pathlib import Path
 import pytest
-from ttc_nb.rasp import RASPError
-from ttc_nb.rasp_lang import Program, LIB
-from ttc_nb.rasp_programs import PROGRAMS, PRELUDE
+from ttc_nb.rasp.ops import RASPError
+from ttc_nb.rasp.interpreter import Program, LIB
+from ttc_nb.rasp.programs import PROGRAMS, PRELUDE
 
 TOKENS = ['tokens', 'indices', 'length', 'select', 'aggregate', 'selector_width', 'round', 'indicator', 'def', 'return',
           'if', 'else', 'and', 'or', 'not', 'in', 'True', 'False', 'TRUE', 'x', 'f', '0', '1', '2.5', '"a"', "'§'",

@@ -7,9 +7,9 @@ sequences and numbers the reference prints, recorded the same way, but for the t
 import contextlib, io, json, os, re, shutil
 from pathlib import Path
 import pytest
-import ttc_nb.rasp as R
-from ttc_nb.rasp_lang import Program, LIB
-from ttc_nb.rasp_analysis import kind, repl, _element
+import ttc_nb.rasp.ops as R
+from ttc_nb.rasp.interpreter import Program, LIB
+from ttc_nb.rasp.analysis import kind, repl, _element
 
 EXAMPLES = Path(__file__).parent/'rasp_reference'      # the reference's files
 RECORDED = json.loads((Path(__file__).parent/'rasp_reference.json').read_text())['files']

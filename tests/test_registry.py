@@ -1,9 +1,9 @@
 "The experiment registry and config overrides; and every registered experiment's `ci` preset, end to end."
 import dataclasses
 import pytest
-from ttc_nb.files import load_json
-from ttc_nb.train import TrainConfig, loss_fell
-from ttc_nb.runs import EXPERIMENTS, UsageError, apply_overrides, get_experiment, run_experiment
+from ttc_nb.train.files import load_json
+from ttc_nb.train.fit import TrainConfig, loss_fell
+from ttc_nb.runs.registry import EXPERIMENTS, UsageError, apply_overrides, get_experiment, run_experiment
 from ttc_nb.cli import load_modules
 
 load_modules()

@@ -8,7 +8,7 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT/'tools'))
 import slim_results as S
 from ttc_nb.cli import load_modules
-from ttc_nb.runs import stale_runs
+from ttc_nb.runs.registry import stale_runs
 
 FILES = S.tracked()                                  # the committed files under nbs/results that are still on disk
 def named(name): return [f for f in FILES if Path(f).name == name]
@@ -63,7 +63,7 @@ def test_the_scanner_resolves_loops_and_parameters_and_fails_on_an_unloaded_chec
 
 def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_path):
     fake_tree(tmp_path, ['a', 'e'])
-    from ttc_nb.runs import get_experiment
+    from ttc_nb.runs.registry import get_experiment
     cfg = get_experiment('prefix-parity').config('ci', ['updates=41'])
     log = [json.dumps(dict(update=i, loss=0.5, lr=1e-3)) + '\n' for i in range(1, 30001)]
     log.insert(15000, json.dumps(dict(update=15000, valid_exact=.5)) + '\n')        # 1.2 MB, one evaluation record

@@ -1,7 +1,7 @@
 "A run killed with SIGKILL at a random moment and resumed logs exactly what an uninterrupted run logs."
 import json, os, random, signal, subprocess, time
 import pytest
-from ttc_nb.files import load_latest
+from ttc_nb.train.files import load_latest
 from conftest import TTC, concurrently, ttc
 
 # 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining (update 60) and every step of

@@ -6,61 +6,88 @@ from conftest import ROOT
 
 LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
 
-# The layers, bottom up. A module imports only modules of lower layers, or earlier ones in its own foundation layer;
-# a method imports another method only where it builds on it (BUILDS_ON).
-FOUNDATIONS = ['protocol', 'losses', 'files', 'plots', 'processes', 'train', 'runs', 'tables', 'prefix_parity']
-BLOCKS = ['transformer', 'solvers', 'sudoku', 'sudoku_task']
-METHODS = ['act_tasks', 'act', 'act_results', 'rasp', 'rasp_grammar', 'rasp_programs', 'rasp_lang', 'rasp_analysis', 'rasp_train', 'rasp_values', 'rasp_compile', 'rasp_compile_io', 'looped_tasks', 'looped', 'rrn', 'deq', 'pgadj', 'recurrence_tasks', 'recurrence']
-TOP = ['atlas', 'cli']   # the atlas reads every method's runs through the registry, as the command line does
-BUILDS_ON = {'deq': {'rrn'}, 'pgadj': {'rrn'},                                    # both are the RRN with another graph or solver
-             'act': {'act_tasks'}, 'act_results': {'act'}, 'looped': {'looped_tasks'}, 'recurrence': {'recurrence_tasks'},   # a method and its tasks' data
-             'rasp_grammar': {'rasp'}, 'rasp_lang': {'rasp', 'rasp_grammar', 'rasp_programs'},   # the RASP passes, in order, and the texts of its library
-             'rasp_analysis': {'rasp', 'rasp_lang'}, 'rasp_train': {'rasp', 'rasp_lang', 'rasp_analysis'},
-             'rasp_values': {'rasp', 'rasp_analysis'}, 'rasp_compile': {'rasp', 'rasp_lang', 'rasp_analysis', 'rasp_values'}, 'rasp_compile_io': {'rasp', 'rasp_lang', 'rasp_analysis', 'rasp_compile'}}
+# The layers are the folders, bottom up: a module imports modules of its own package or of lower layers. The
+# foundations are ordered among themselves; a method package imports no other method package, except where one
+# builds on another (BUILDS_ON); `report` reads every method's runs; the command line sits on top.
+FOUNDATIONS = ['core', 'train', 'runs']
+TOP = ['report', 'cli']
+BUILDS_ON = {}
 
 def modules(lib=LIB):
-    return sorted(p.stem for p in lib.glob('*.py') if not p.stem.startswith('_'))
+    "Every module of the package under `lib`, as dotted names relative to it: 'core.protocol', 'cli'."
+    paths = [p for p in lib.rglob('*.py') if p.stem != '__init__' and not p.stem.startswith('_')]
+    return sorted('.'.join(p.relative_to(lib).with_suffix('').parts) for p in paths)
 
-def imports(path):
+def package(m):
+    "The top-level package of module `m` ('rasp' for 'rasp.compiler.values'), or the module itself at the top."
+    return m.split('.')[0]
+
+def imports(path, lib=LIB):
     "The ttc_nb modules that the module at `path` imports, at any depth of its code (function bodies included)."
+    here = path.relative_to(lib).with_suffix('').parts[:-1]   # the module's package, as folder names
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             mod = node.module or ''
-            if node.level == 1: out |= {mod.split('.')[0]} if mod else {a.name for a in node.names}
-            elif mod == 'ttc_nb': out |= {a.name for a in node.names}
-            elif mod.startswith('ttc_nb.'): out.add(mod.split('.')[1])
+            if node.level:
+                base = list(here[:len(here) - node.level + 1])
+                parts = base + (mod.split('.') if mod else [])
+            elif mod == 'ttc_nb' or mod.startswith('ttc_nb.'):
+                parts = mod.split('.')[1:]
+            else:
+                continue
+            names = ['.'.join(parts + [a.name]) for a in node.names]
+            out |= {n for n in names if n in set(modules(lib))} or {'.'.join(parts)}
         elif isinstance(node, ast.Import):
-            out |= {a.name.split('.')[1] for a in node.names if a.name.startswith('ttc_nb.')}
+            out |= {a.name.partition('.')[2] for a in node.names if a.name.startswith('ttc_nb.')}
     return out
 
-def graph(lib=LIB): return {m: imports(lib/f'{m}.py') & set(modules(lib)) - {m} for m in modules(lib)}   # a worker process's import of its own module is no edge
+def graph(lib=LIB):
+    "{module: the modules it imports}; a worker process's import of its own module is no edge."
+    ms = modules(lib)
+    return {m: imports(lib/f"{m.replace('.', '/')}.py", lib) & set(ms) - {m} for m in ms}
 
 def cycle(g):
     "A cycle of the directed graph `g` as a list of nodes, or None."
     state, stack = {}, []
     def visit(n):
-        state[n] = 'open'; stack.append(n)
+        state[n] = 'open'
+        stack.append(n)
         for m in sorted(g.get(n, ())):
             if state.get(m) == 'open': return stack[stack.index(m):] + [m]
             if m not in state and (c := visit(m)): return c
-        state[n] = 'done'; stack.pop()
+        state[n] = 'done'
+        stack.pop()
     for n in sorted(g):
-        if n not in state and (c := visit(n)): return c
+        if n not in state and (c := visit(n)):
+            return c
+
+def rank(pkg):
+    "The layer of top-level package `pkg`: the foundations in order, then the methods, then the top."
+    if pkg in FOUNDATIONS: return FOUNDATIONS.index(pkg)
+    if pkg in TOP: return len(FOUNDATIONS) + 1 + TOP.index(pkg)
+    return len(FOUNDATIONS)
 
 def layer_violations(g):
     "Imports against the layers' direction, as 'a -> b' strings."
-    rank = {m: (0, i) for i, m in enumerate(FOUNDATIONS)} | {m: (1, 0) for m in BLOCKS} | {m: (2, 0) for m in METHODS} | {m: (3, 0) for m in TOP}
     bad = []
     for a, bs in g.items():
         for b in bs:
-            ok = rank[b] < rank[a] or (a == 'sudoku_task' and b == 'sudoku')
-            if rank[a][0] == rank[b][0] == 2: ok = b in BUILDS_ON.get(a, set())
+            pa, pb = package(a), package(b)
+            ok = pa == pb or rank(pb) < rank(pa) or pb in BUILDS_ON.get(pa, ())
             if not ok: bad.append(f'{a} -> {b}')
     return sorted(bad)
 
-def test_every_module_has_a_layer():
-    assert set(modules()) - set(FOUNDATIONS + BLOCKS + METHODS + TOP) == set()
+def test_the_layers_are_folders():
+    "Every module sits in a package, but the command line; every package says what it is in one line."
+    assert [m for m in modules() if '.' not in m] == ['cli']
+    for init in LIB.rglob('__init__.py'):
+        if init.parent == LIB: continue
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and '\n' not in doc, init
+
+def test_at_least_five_method_and_foundation_packages():
+    assert len({package(m) for m in modules()} - set(TOP)) >= 5
 
 def test_import_graph_has_no_cycle():
     assert cycle(graph()) is None
@@ -69,25 +96,27 @@ def test_imports_flow_one_way():
     assert layer_violations(graph()) == []
 
 def test_the_checks_fail_on_a_cycle_and_on_an_import_upwards(tmp_path):
-    (tmp_path/'protocol.py').write_text('from .train import fit\n')
-    (tmp_path/'train.py').write_text('def f():\n    from ttc_nb.protocol import Recurrent\n')   # a lazy import counts too
-    (tmp_path/'act.py').write_text('import ttc_nb.looped\n')
-    (tmp_path/'looped.py').write_text('')
+    for d in ('core', 'train', 'act', 'looped'):
+        (tmp_path/d).mkdir()
+    (tmp_path/'core'/'protocol.py').write_text('from ..train.fit import fit\n')
+    (tmp_path/'train'/'fit.py').write_text('def f():\n    from ttc_nb.core.protocol import Recurrent\n')  # lazy counts
+    (tmp_path/'act'/'model.py').write_text('import ttc_nb.looped.model\n')
+    (tmp_path/'looped'/'model.py').write_text('')
     g = graph(tmp_path)
-    assert cycle(g) in (['protocol', 'train', 'protocol'], ['train', 'protocol', 'train'])
-    assert layer_violations(g) == ['act -> looped', 'protocol -> train']
+    assert cycle(g) in (['core.protocol', 'train.fit', 'core.protocol'], ['train.fit', 'core.protocol', 'train.fit'])
+    assert layer_violations(g) == ['act.model -> looped.model', 'core.protocol -> train.fit']
 
 MAX_LINES = 420   # ours: "about 400", a module a reader can hold in mind and name in one sentence; 5% slack
 
 def test_no_module_is_far_over_400_lines():
-    lines = {m: len((LIB/f'{m}.py').read_text().splitlines()) for m in modules()}
+    lines = {m: len((LIB/f"{m.replace('.', '/')}.py").read_text().splitlines()) for m in modules()}
     assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
 
 def public_names():
     "{module: its __all__}, read from the source without importing."
     out = {}
     for m in modules():
-        tree = ast.parse((LIB/f'{m}.py').read_text())
+        tree = ast.parse((LIB/f"{m.replace('.', '/')}.py").read_text())
         alls = [n.value for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, 'id', '') == '__all__' for t in n.targets)]
         out[m] = set(ast.literal_eval(alls[0])) if alls else set()
     return out
@@ -106,8 +135,8 @@ def test_no_public_name_is_exported_twice():
 
 def test_methods_import_rrn_only_for_the_network():
     "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`, never from `rrn`."
-    for m in ('deq', 'pgadj'):
-        names = {a.name for node in ast.walk(ast.parse((LIB/f'{m}.py').read_text()))
+    for m in ('sudoku.deq', 'sudoku.pgadj'):
+        names = {a.name for node in ast.walk(ast.parse((LIB/f"{m.replace('.', '/')}.py").read_text()))
                  if isinstance(node, ast.ImportFrom) and (node.module or '').endswith('rrn') for a in node.names}
         assert names <= {'RRN'}, (m, names)
 

@@ -1,7 +1,7 @@
 "`ttc sudoku` as a user meets it: solutions on stdout, exit code 1 when there is none, one-line errors with exit code 2."
 import pytest
 from conftest import ttc
-from ttc_nb.sudoku import parse_board, count_solutions
+from ttc_nb.sudoku.puzzles import parse_board, count_solutions
 
 INKALA = '8..........36......7..9.2...5...7.......457.....1...3...1....68..85...1..9....4..'
 INKALA_SOLUTION = '812753649943682175675491283154237896369845721287169534521974368438526917796318452'

@@ -111,7 +111,7 @@ def _directives(src):
     "Split `#| key: value` lines from the rest of a code cell."
     d, rest = {}, []
     for l in src.splitlines():
-        m = re.match(r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', l)   # `#| echo: false`, `#| default_exp files`, `#| hide`
+        m = re.match(r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', l)   # `#| echo: false`, `#| default_exp train.files`, `#| hide`
         if m: d[m.group(1)] = (m.group(2) or 'true').strip()
         else: rest.append(l)
     return d, '\n'.join(rest).strip('\n')
@@ -214,7 +214,7 @@ def _katex():
 # of its docstring and a link to where its notebook explains it (its show_doc, or for a constant the section defining it).
 
 def _anno(a):
-    "An annotation as short as it reads in the notebooks: `ACTConfig`, not `ttc_nb.act.ACTConfig`."
+    "An annotation as short as it reads in the notebooks: `ACTConfig`, not `ttc_nb.act.model.ACTConfig`."
     s = a if isinstance(a, str) else a.__qualname__ if isinstance(a, type) else inspect.formatannotation(a)
     return re.sub(r'\b(?:[a-z_]\w*\.)+(?=[A-Za-z_])', '', s).replace(' ', '')
 

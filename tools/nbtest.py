@@ -1,6 +1,6 @@
 """Test one notebook as `nbdev_test --path` does, timing every cell it runs.
 
-    tools/nbtest.py nbs/43_deq.ipynb --timings _build/nbtest/43_deq.json [--flags "slow"]
+    tools/nbtest.py nbs/43_sudoku.deq.ipynb --timings _build/nbtest/43_sudoku.deq.json [--flags "slow"]
     tools/nbtest.py --slowest 10 _build/nbtest/*.json
 
 The first form runs the notebook with nbdev's own `test_nb` (same skipped cells: `tst_flags` from settings.ini unless

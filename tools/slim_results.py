@@ -280,8 +280,8 @@ def checkpoint_problem(path):
 def _registry():
     from ttc_nb.cli import load_modules
     load_modules()
-    from ttc_nb import runs
-    return runs
+    from ttc_nb.runs import registry
+    return registry
 
 def command_problem(path):
     "Why `command` of the config.json at `path` does not rebuild its config, or None."

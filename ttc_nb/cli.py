@@ -14,15 +14,15 @@ import ttc_nb
 # %% ../nbs/90_cli.ipynb #deb01a8f
 def load_modules():
     "Import every module of ttc_nb, so that their experiments and commands register."
-    for m in pkgutil.iter_modules(ttc_nb.__path__):
-        if m.name not in ('cli', '_modidx'): importlib.import_module(f'ttc_nb.{m.name}')
+    for m in pkgutil.walk_packages(ttc_nb.__path__, 'ttc_nb.'):
+        if m.name not in ('ttc_nb.cli', 'ttc_nb._modidx'): importlib.import_module(m.name)
 
 # commands whose module imports no PyTorch, and that module, which holds `COMMAND`: (help, the function that adds the arguments)
-LIGHT = {'rasp': 'ttc_nb.rasp_compile_io'}
+LIGHT = {'rasp': 'ttc_nb.rasp.compiler.io'}
 
 def declared() -> dict:
     "The commands the package's modules declare with `@command(name, help)`, as name: help, read from their text, none imported."
-    return dict(kv for f in sorted(Path(ttc_nb.__file__).parent.glob('*.py'))
+    return dict(kv for f in sorted(Path(ttc_nb.__file__).parent.rglob('*.py'))
                 for kv in re.findall(r"^@command\('([\w-]+)', '([^']*)'\)", f.read_text(), re.M))
 
 # %% ../nbs/90_cli.ipynb #e068d3e1
@@ -66,13 +66,13 @@ def _duration(s):
 # %% ../nbs/90_cli.ipynb #16209bff
 def cmd_list(args):
     "`ttc list`: print each registered experiment with its presets and description, one a line."
-    from ttc_nb.runs import EXPERIMENTS
+    from ttc_nb.runs.registry import EXPERIMENTS
     w = max(map(len, EXPERIMENTS))
     for name, e in sorted(EXPERIMENTS.items()): print(f"{name:{w}}  [{'|'.join(e.presets)}]  {e.description}")
 
 def _launch(args):
     "Replace this process by torchrun starting `args.nproc` copies of the command, after the checks that fail in one line."
-    from ttc_nb.runs import plan_run
+    from ttc_nb.runs.registry import plan_run
     run_dir = plan_run(args.experiment, args.preset, args.set, args.out, args.resume, args.nproc)[3]   # a bad name, preset, key, value or directory
     if args.out is None: args.argv += ['--out', str(run_dir)]            # one directory for every process
     argv = [a for a, b in zip(args.argv, [''] + args.argv) if not (a.startswith('--nproc') or b == '--nproc')]   # torchrun would take it for its own
@@ -81,15 +81,15 @@ def _launch(args):
 
 def _dry_run(args):
     "Print, as JSON, the config a run would train and the directory it would use; train nothing, create nothing."
-    from ttc_nb.runs import plan_run
+    from ttc_nb.runs.registry import plan_run
     exp, preset, cfg, run_dir = plan_run(args.experiment, args.preset, args.set, args.out, args.resume, args.nproc)
     print(json.dumps(dict(experiment=exp.name, preset=preset, run_dir=str(run_dir), resume=args.resume, config=dataclasses.asdict(cfg)), indent=2))
 
 def cmd_run(args):
     "`ttc run`: train an experiment (or resume it, plan it with `--dry-run`, or start `--nproc` processes) and print its compute curve, wall time and files."
-    from ttc_nb.files import load_json
-    from ttc_nb.processes import Stop, Stopped, world
-    from ttc_nb.runs import UsageError, run_experiment, format_curve, _saved_run
+    from ttc_nb.train.files import load_json
+    from ttc_nb.train.processes import Stop, Stopped, world
+    from ttc_nb.runs.registry import UsageError, run_experiment, format_curve, _saved_run
     if args.compile and not args.resume: args.set.append('compile=true')
     if args.compile and args.resume and not _saved_run(args.out, args.experiment)['config'].get('compile'):
         raise UsageError(f"{args.out} was trained without --compile, and a resumed run keeps its config")
@@ -109,20 +109,20 @@ def cmd_run(args):
 
 def cmd_eval(args):
     "`ttc eval`: recompute a trained run's compute curve at `--steps`, print it, and write `curve.json` and its plot."
-    from ttc_nb.runs import evaluate_run, format_curve
+    from ttc_nb.runs.registry import evaluate_run, format_curve
     print(format_curve(evaluate_run(args.run_dir, args.steps, args.device)))
     print(f"written: {Path(args.run_dir)}/curve.json, {Path(args.run_dir)}/compute_curve.png")
 
 def cmd_report(args):
     "`ttc report`: redraw a run's plots and print its summary, the curve left out, as JSON."
-    from ttc_nb.runs import report
+    from ttc_nb.runs.registry import report
     s = report(args.run_dir)
     print(json.dumps({k: v for k, v in s.items() if k != 'curve'}, indent=2))
     print(f"plots: {Path(args.run_dir)}/compute_curve.png, {Path(args.run_dir)}/learning.png")
 
 def cmd_convert(args):
     "`ttc convert-checkpoint`: rewrite an older checkpoint so that it loads with `weights_only=True`, or say that it does already."
-    from ttc_nb.files import convert_checkpoint
+    from ttc_nb.train.files import convert_checkpoint
     if convert_checkpoint(args.path, args.trust): print(f'{args.path}: converted; it loads with weights_only=True now')
     else: print(f'{args.path} loads with weights_only=True already: nothing to convert')
 
@@ -132,7 +132,7 @@ def parser(argv:list=None):
     word = next((a for a in argv or () if not a.startswith('-')), None)
     light = argv is not None and (word in LIGHT or (word is None and bool({'-h', '--help'} & set(argv))))
     if not light: load_modules()
-    runs = sys.modules.get('ttc_nb.runs')                                # imported: its experiments and commands
+    runs = sys.modules.get('ttc_nb.runs.registry')                                # imported: its experiments and commands
     EXPERIMENTS, COMMANDS = (runs.EXPERIMENTS, runs.COMMANDS) if runs else ({}, {})
     p = Parser(prog='ttc', description='ttc_nb: test-time compute experiments.')
     sub = p.add_subparsers(dest='command', required=True, parser_class=Parser)
@@ -175,7 +175,7 @@ def _exit2(msg): print(' '.join(msg.splitlines()), file=sys.stderr); sys.exit(2)
 def _warn(message, category, filename, lineno, file=None, line=None): print(f'ttc: warning: {message}', file=sys.stderr)
 
 # the exceptions that are a user's mistake, by the module that defines them: one line and exit code 2
-USER_ERRORS = {'ttc_nb.train': 'UsageError', 'ttc_nb.files': 'BadRunFile', 'ttc_nb.rasp': 'RASPError'}
+USER_ERRORS = {'ttc_nb.train.fit': 'UsageError', 'ttc_nb.train.files': 'BadRunFile', 'ttc_nb.rasp.ops': 'RASPError'}
 
 def user_errors() -> tuple:
     "The exceptions of `USER_ERRORS` whose modules are imported; a module not imported raised none."
@@ -192,7 +192,7 @@ def main(argv=None):
         try: code = args.func(args)
         except user_errors() as e: _exit2(f'ttc: error: {e}')
         except KeyboardInterrupt: print('ttc: interrupted', file=sys.stderr); sys.exit(130)
-    if 'ttc_nb.processes' in sys.modules: sys.modules['ttc_nb.processes'].leave(code or 0)   # torchrun's processes leave together, and exit there
+    if 'ttc_nb.train.processes' in sys.modules: sys.modules['ttc_nb.train.processes'].leave(code or 0)   # torchrun's processes leave together, and exit there
     return code
 
 # %% ../nbs/90_cli.ipynb #60a00d71

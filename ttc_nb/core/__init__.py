@@ -1,0 +1,1 @@
+"""Recurrent protocol and compute curves, shared losses, transformer blocks, fixed-point solvers."""

@@ -1,0 +1,1 @@
+"""Small worked examples of the whole protocol, from model to compute curve."""

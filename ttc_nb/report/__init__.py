@@ -1,0 +1,1 @@
+"""Reports from committed runs: reproduction tables, the atlas of compute curves, and costs."""
