@@ -179,7 +179,7 @@ def readme():
     notebook_of = {page: name for name, page, _ in pages()}
     nb = json.loads((SRC/'index.ipynb').read_text())
     def fix(s):
-        s = re.sub(r'\]\((\w+)\.html', lambda m: f'](nbs/{notebook_of[m.group(1)]}', s)
+        s = re.sub(r'\]\(([\w.]+)\.html', lambda m: f'](nbs/{notebook_of[m.group(1)]}', s)
         return re.sub(r'\]\((?!https?:|#|nbs/)([^)]+)\)', lambda m: f'](nbs/{m.group(1)})', s)
     parts = []
     for c in nb['cells']:
