@@ -7,7 +7,7 @@ PY := $(BIN)/python
 EXP ?= sudoku-rrn
 NBTIMES := _build/nbtest
 
-.PHONY: install run test sync nbtest pytest pytest-site pytest-kills pytest-rest docs export clean mutate
+.PHONY: install run test sync lint nbtest pytest pytest-site pytest-kills pytest-rest docs export clean mutate
 
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -22,9 +22,10 @@ run: install
 	$(BIN)/ttc run $(EXP)
 
 # Notebooks clean and library + README in sync: cleaning and exporting must change nothing git sees.
+# (The library is ruff-formatted after nbdev writes it, as `make export` does.)
 sync: install
 	@before="$$(git status --porcelain; git diff | sha1sum)"; \
-	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme || exit 1; \
+	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(BIN)/ruff format -q ttc_nb && $(PY) tools/docs.py readme || exit 1; \
 	after="$$(git status --porcelain; git diff | sha1sum)"; \
 	if [ "$$before" != "$$after" ]; then \
 	  echo "sync: nbdev_clean/nbdev_export/README changed files: notebooks not clean or library not in sync. Run 'make export' and commit."; \
@@ -66,8 +67,15 @@ pytest-kills: install
 pytest-rest: install
 	$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py $(addprefix --ignore=,$(KILLS)) --durations=10
 
+# nbdev 2.4.14 wraps each module's __all__ at 120 columns (a width fixed in nbdev/maker.py); ruff format
+# rewraps the written library at 100, as the notebooks are.
 export: install
-	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(PY) tools/docs.py readme
+	$(BIN)/nbdev_clean && $(BIN)/nbdev_export && $(BIN)/ruff format -q ttc_nb && $(PY) tools/docs.py readme
+
+# The notebooks, the library, tests, tools and benchmarks: ruff's linter and formatter must change nothing.
+LINTED := nbs ttc_nb tests tools benchmarks setup.py
+lint: install
+	$(BIN)/ruff check $(LINTED) && $(BIN)/ruff format --check $(LINTED)
 
 # Mutation testing, not part of `test`: plants each bug of tools/mutate.py's catalogue in a scratch copy, runs the tests
 # that should catch it, writes tools/mutants.json. One mutant at a time; `$(PY) tools/mutate.py --only NAME` runs one.

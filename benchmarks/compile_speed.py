@@ -8,15 +8,29 @@ seconds are recorded. A family whose compiled model fails is recorded with the e
 Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...] [--updates 10] [--warmup 3] [--repeats 3]
                                           [--device cuda] [--threads N] [--out nbs/results/compile-speed-cpu.json]
 """
-import argparse, dataclasses, statistics, time
+
+import argparse
+import dataclasses
+import statistics
+import time
 import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import compiled, default_device, fit, seed_everything
 from ttc_nb.runs.registry import environment, get_experiment
 from ttc_nb.cli import load_modules
 
-FAMILIES = ('prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'looped-linear',
-            'standard-linear', 'rasp-reverse')
+FAMILIES = (
+    'prefix-parity',
+    'act-parity',
+    'pondernet-parity',
+    'sudoku-rrn',
+    'sudoku-deq',
+    'sudoku-pgadj',
+    'looped-linear',
+    'standard-linear',
+    'rasp-reverse',
+)
+
 
 def measure(name, preset, args, device, compile_):
     "Seconds of the warm-up (the compilation, when compiled) and updates per second (median of the repeats) of `name`."
@@ -24,14 +38,30 @@ def measure(name, preset, args, device, compile_):
     cfg = exp.config(preset)
     seed_everything(cfg.seed)
     s = exp.setup(cfg)
-    if compile_: compiled(s.model)
-    train = lambda updates: fit(s.model, s.sample, s.loss, dataclasses.replace(cfg, updates=updates), log_every=updates + 1,
-                                device=device, quiet=True, curriculum=s.curriculum)
-    t0 = time.perf_counter(); train(args.warmup); warm = time.perf_counter() - t0
+    if compile_:
+        compiled(s.model)
+    train = lambda updates: fit(
+        s.model,
+        s.sample,
+        s.loss,
+        dataclasses.replace(cfg, updates=updates),
+        log_every=updates + 1,
+        device=device,
+        quiet=True,
+        curriculum=s.curriculum,
+    )
+    t0 = time.perf_counter()
+    train(args.warmup)
+    warm = time.perf_counter() - t0
     times = []
     for _ in range(args.repeats):
-        t0 = time.perf_counter(); train(args.updates); times.append(time.perf_counter() - t0)
-    return dict(warmup_s=round(warm, 2), updates_per_s=round(args.updates / statistics.median(times), 3))
+        t0 = time.perf_counter()
+        train(args.updates)
+        times.append(time.perf_counter() - t0)
+    return dict(
+        warmup_s=round(warm, 2), updates_per_s=round(args.updates / statistics.median(times), 3)
+    )
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -44,20 +74,41 @@ def main():
     p.add_argument('--threads', type=int)
     p.add_argument('--out')
     args = p.parse_args()
-    if args.threads: torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     load_modules()
     device = torch.device(args.device or default_device())
     rows = []
     for name in args.experiments.split(','):
-        row = dict(experiment=name, preset=args.preset, eager=measure(name, args.preset, args, device, False))
-        try: row['compiled'] = measure(name, args.preset, args, device, True)
-        except Exception as e: row['compiled'] = dict(error=f'{type(e).__name__}: {str(e).splitlines()[0][:200]}')
-        if 'updates_per_s' in row['compiled']: row['speedup'] = round(row['compiled']['updates_per_s'] / row['eager']['updates_per_s'], 3)
+        row = dict(
+            experiment=name,
+            preset=args.preset,
+            eager=measure(name, args.preset, args, device, False),
+        )
+        try:
+            row['compiled'] = measure(name, args.preset, args, device, True)
+        except Exception as e:
+            row['compiled'] = dict(error=f'{type(e).__name__}: {str(e).splitlines()[0][:200]}')
+        if 'updates_per_s' in row['compiled']:
+            row['speedup'] = round(
+                row['compiled']['updates_per_s'] / row['eager']['updates_per_s'], 3
+            )
         rows.append(row)
         print(name, row, flush=True)
     out = args.out or f'nbs/results/compile-speed-{device.type}.json'
-    save_json(dict(rows=rows, updates=args.updates, warmup=args.warmup, repeats=args.repeats, threads=torch.get_num_threads(),
-                   env=environment(device)), out)
+    save_json(
+        dict(
+            rows=rows,
+            updates=args.updates,
+            warmup=args.warmup,
+            repeats=args.repeats,
+            threads=torch.get_num_threads(),
+            env=environment(device),
+        ),
+        out,
+    )
     print('written:', out)
 
-if __name__ == '__main__': main()
+
+if __name__ == '__main__':
+    main()

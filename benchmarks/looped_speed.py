@@ -12,25 +12,54 @@ Beside them: two variants of ours (the loop body compiled with `torch.compile`; 
 FLOPs counted from the architecture, the rate they are done at, and the machine's rate on one large matrix product.
 Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/looped/speed.json] [--device cpu]
 """
-import argparse, importlib, statistics, sys, time
+
+import argparse
+import importlib
+import statistics
+import sys
+import time
 import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import TrainConfig, fit
 from ttc_nb.runs.registry import environment
 from ttc_nb.looped.model import looped_setup, LoopedConfig
 
-CONFIGS = dict(cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),
-               study=dict(d=10, points=41, n_embd=256, n_heads=8, b=30, T=20, steps=3))
+CONFIGS = dict(
+    cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),
+    study=dict(d=10, points=41, n_embd=256, n_heads=8, b=30, T=20, steps=3),
+)
+
 
 def ours(c, device, variant=None):
     "A function that runs `n` training updates of our looped model in configuration `c`; `variant`: None, 'compiled' or 'bf16'."
-    cfg = LoopedConfig(d=c['d'], dims=(c['d'], c['d'], 1, 1), points=(c['points'], c['points'], 1, 1), loops=(c['b'], c['b'], 1, 1),
-                       window=c['T'], train_steps=c['b'], n_embd=c['n_embd'], n_heads=c['n_heads'], batch_size=64, eval_size=64)
+    cfg = LoopedConfig(
+        d=c['d'],
+        dims=(c['d'], c['d'], 1, 1),
+        points=(c['points'], c['points'], 1, 1),
+        loops=(c['b'], c['b'], 1, 1),
+        window=c['T'],
+        train_steps=c['b'],
+        n_embd=c['n_embd'],
+        n_heads=c['n_heads'],
+        batch_size=64,
+        eval_size=64,
+    )
     s = looped_setup(cfg)
     loss = s.loss
-    if variant == 'compiled': s.model.f = torch.compile(s.model.f)
-    if variant == 'bf16': loss = lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(s.loss)(m, b)
-    return lambda n: fit(s.model, s.sample, loss, TrainConfig(updates=n, lr=1e-4, wd=0.), device=device, quiet=True, curriculum=True)
+    if variant == 'compiled':
+        s.model.f = torch.compile(s.model.f)
+    if variant == 'bf16':
+        loss = lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(s.loss)(m, b)
+    return lambda n: fit(
+        s.model,
+        s.sample,
+        loss,
+        TrainConfig(updates=n, lr=1e-4, wd=0.0),
+        device=device,
+        quiet=True,
+        curriculum=True,
+    )
+
 
 def flops(c) -> float:
     """Matrix-product FLOPs of one training step of batch 64: per loop and prompt, the block's linear maps (12 C^2 weights per token)
@@ -39,68 +68,107 @@ def flops(c) -> float:
     loop = 64 * 2 * (12 * C * C * T + 2 * T * T * C)
     return loop * (max(0, c['b'] - c['T']) + 3 * min(c['b'], c['T']))
 
+
 def matmul_rate(device, n=2048, reps=10) -> float:
     "GFLOP/s of one large float32 matrix product on this machine: what its cores can do when nothing else limits them."
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     a @ b
-    if device == 'cuda': torch.cuda.synchronize()
+    if device == 'cuda':
+        torch.cuda.synchronize()
     t0 = time.perf_counter()
-    for _ in range(reps): a @ b
-    if device == 'cuda': torch.cuda.synchronize()
-    return 2 * n ** 3 * reps / (time.perf_counter() - t0) / 1e9
+    for _ in range(reps):
+        a @ b
+    if device == 'cuda':
+        torch.cuda.synchronize()
+    return 2 * n**3 * reps / (time.perf_counter() - t0) / 1e9
+
 
 def reference(c, device, path):
     "A function that runs `n` training steps of Yang et al.'s looped model as their train.py does."
     sys.path.insert(0, path)
     models, tasks = importlib.import_module('models'), importlib.import_module('tasks')
-    model = models.TransformerModelLooped(c['d'], c['points'], c['n_embd'], 1, c['n_heads']).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4, weight_decay=0.)
+    model = models.TransformerModelLooped(c['d'], c['points'], c['n_embd'], 1, c['n_heads']).to(
+        device
+    )
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4, weight_decay=0.0)
+
     def run(n):
         for _ in range(n):
-            task = tasks.get_task_sampler('linear_regression', 64, c['points'], c['d'], c['d'], device)()
+            task = tasks.get_task_sampler(
+                'linear_regression', 64, c['points'], c['d'], c['d'], device
+            )()
             xs, ys = task.xs.float(), task.ys.float()
             preds = model(xs, ys, max(0, c['b'] - c['T']), c['b'])
             loss = (torch.cat([ys] * len(preds)) - torch.cat(preds)).square().mean()
-            loss.backward(); opt.step()
-            [p.grad.data.norm(2).item() for p in model.parameters()]       # their per-parameter gradient-norm logging
+            loss.backward()
+            opt.step()
+            [
+                p.grad.data.norm(2).item() for p in model.parameters()
+            ]  # their per-parameter gradient-norm logging
             opt.zero_grad(set_to_none=True)
+
     return run
+
 
 def steps_per_s(run, steps, reps, device):
     run(1)
     rates = []
     for _ in range(reps):
-        if device == 'cuda': torch.cuda.synchronize()
-        t0 = time.perf_counter(); run(steps)
-        if device == 'cuda': torch.cuda.synchronize()
+        if device == 'cuda':
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        run(steps)
+        if device == 'cuda':
+            torch.cuda.synchronize()
         rates.append(steps / (time.perf_counter() - t0))
     return statistics.median(rates)
 
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('--reference', help="the scripts/ folder of a checkout of leiay/looped_transformer")
+    p.add_argument(
+        '--reference', help='the scripts/ folder of a checkout of leiay/looped_transformer'
+    )
     p.add_argument('--out', default='nbs/results/looped/speed.json')
     p.add_argument('--device', default='cuda' if torch.cuda.is_available() else 'cpu')
     p.add_argument('--reps', type=int, default=3)
     p.add_argument('--configs', default='cpu,study')
     args = p.parse_args()
-    res = dict(benchmark='looped transformer training steps per second, linear regression, batch 64', device=args.device,
-               reference=args.reference, matmul_gflops=round(matmul_rate(args.device), 1), configs={}, env=environment(args.device))
+    res = dict(
+        benchmark='looped transformer training steps per second, linear regression, batch 64',
+        device=args.device,
+        reference=args.reference,
+        matmul_gflops=round(matmul_rate(args.device), 1),
+        configs={},
+        env=environment(args.device),
+    )
     for name in args.configs.split(','):
         c = CONFIGS[name]
         torch.manual_seed(0)
-        r = dict(config=c, ours=round(steps_per_s(ours(c, args.device), c['steps'], args.reps, args.device), 3))
+        r = dict(
+            config=c,
+            ours=round(steps_per_s(ours(c, args.device), c['steps'], args.reps, args.device), 3),
+        )
         for v in ('compiled', 'bf16'):
             torch.manual_seed(0)
-            r[f'ours_{v}'] = round(steps_per_s(ours(c, args.device, v), c['steps'], args.reps, args.device), 3)
+            r[f'ours_{v}'] = round(
+                steps_per_s(ours(c, args.device, v), c['steps'], args.reps, args.device), 3
+            )
         r['gflop_per_step'] = round(flops(c) / 1e9, 2)
         r['ours_gflops'] = round(r['gflop_per_step'] * r['ours'], 1)
         if args.reference:
-            r['reference'] = round(steps_per_s(reference(c, args.device, args.reference), c['steps'], args.reps, args.device), 3)
+            r['reference'] = round(
+                steps_per_s(
+                    reference(c, args.device, args.reference), c['steps'], args.reps, args.device
+                ),
+                3,
+            )
             r['speedup'] = round(r['ours'] / r['reference'], 3)
         res['configs'][name] = r
         print(name, {k: v for k, v in r.items() if k != 'config'})
     save_json(res, args.out)
     print('wrote', args.out)
 
-if __name__ == '__main__': main()
+
+if __name__ == '__main__':
+    main()

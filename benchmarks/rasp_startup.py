@@ -6,12 +6,19 @@ Yahav (2021), "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at c
 The target is ours: `ttc rasp` and `ttc --help` in under 0.5 s.
 Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-python PYTHON [--out nbs/results/rasp/startup.json] [--reps 20]
 """
-import argparse, shutil, statistics, subprocess, sys, time
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import time
 from pathlib import Path
 from ttc_nb.train.files import save_json
 from ttc_nb.runs.registry import environment
 
 PROGRAM = 'x = indices + 1;\n'
+
 
 def seconds(cmd, stdin, cwd=None) -> float:
     "Wall seconds of one run of `cmd` fed `stdin`, from start to exit; it must succeed."
@@ -21,30 +28,62 @@ def seconds(cmd, stdin, cwd=None) -> float:
     assert r.returncode == 0, (cmd, r.stderr[-500:])
     return dt
 
+
 def summary(times) -> dict:
     "hyperfine's figures, in seconds."
-    return dict(mean_s=round(statistics.mean(times), 4), stddev_s=round(statistics.stdev(times), 4),
-                median_s=round(statistics.median(times), 4), min_s=round(min(times), 4), max_s=round(max(times), 4), runs=len(times))
+    return dict(
+        mean_s=round(statistics.mean(times), 4),
+        stddev_s=round(statistics.stdev(times), 4),
+        median_s=round(statistics.median(times), 4),
+        min_s=round(min(times), 4),
+        max_s=round(max(times), 4),
+        runs=len(times),
+    )
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     p.add_argument('--reference', required=True, help='the folder of tech-srl/RASP')
-    p.add_argument('--reference-python', required=True, help='a Python with antlr4-python3-runtime==4.9.1 and termcolor')
-    p.add_argument('--out', default='nbs/results/rasp/startup.json'); p.add_argument('--reps', type=int, default=20)
+    p.add_argument(
+        '--reference-python',
+        required=True,
+        help='a Python with antlr4-python3-runtime==4.9.1 and termcolor',
+    )
+    p.add_argument('--out', default='nbs/results/rasp/startup.json')
+    p.add_argument('--reps', type=int, default=20)
     args = p.parse_args()
-    ttc = shutil.which('ttc') or str(Path(sys.executable).parent/'ttc')
-    cases = {'ttc rasp -': ([ttc, 'rasp', '-'], PROGRAM, None), 'ttc --help': ([ttc, '--help'], '', None),
-             'reference REPL': ([args.reference_python, '-m', 'RASP_support'], 'tokens;\n', args.reference)}
+    ttc = shutil.which('ttc') or str(Path(sys.executable).parent / 'ttc')
+    cases = {
+        'ttc rasp -': ([ttc, 'rasp', '-'], PROGRAM, None),
+        'ttc --help': ([ttc, '--help'], '', None),
+        'reference REPL': (
+            [args.reference_python, '-m', 'RASP_support'],
+            'tokens;\n',
+            args.reference,
+        ),
+    }
     times = {k: [] for k in cases}
-    for k, c in cases.items(): seconds(*c)                             # warm the file cache
+    for k, c in cases.items():
+        seconds(*c)  # warm the file cache
     for _ in range(args.reps):
-        for k, c in cases.items(): times[k].append(seconds(*c))
-    res = dict(benchmark='start-up to exit: ttc rasp on a one-line program, ttc --help, the reference REPL on one line',
-               program=PROGRAM.strip(), reference='tech-srl/RASP at 61dde62', target_s=0.5,
-               times={k: summary(v) for k, v in times.items()},
-               met=all(statistics.mean(times[k]) < 0.5 for k in ('ttc rasp -', 'ttc --help')), env=environment('cpu'))
+        for k, c in cases.items():
+            times[k].append(seconds(*c))
+    res = dict(
+        benchmark='start-up to exit: ttc rasp on a one-line program, ttc --help, the reference REPL on one line',
+        program=PROGRAM.strip(),
+        reference='tech-srl/RASP at 61dde62',
+        target_s=0.5,
+        times={k: summary(v) for k, v in times.items()},
+        met=all(statistics.mean(times[k]) < 0.5 for k in ('ttc rasp -', 'ttc --help')),
+        env=environment('cpu'),
+    )
     save_json(res, args.out)
-    for k, v in res['times'].items(): print(f"{k:15} mean {v['mean_s']:.3f} s ± {v['stddev_s']:.3f} (min {v['min_s']:.3f}, {v['runs']} runs)")
-    print(f"target 0.5 s: {'met' if res['met'] else 'missed'}\nwrote {args.out}")
+    for k, v in res['times'].items():
+        print(
+            f'{k:15} mean {v["mean_s"]:.3f} s ± {v["stddev_s"]:.3f} (min {v["min_s"]:.3f}, {v["runs"]} runs)'
+        )
+    print(f'target 0.5 s: {"met" if res["met"] else "missed"}\nwrote {args.out}')
 
-if __name__ == '__main__': main()
+
+if __name__ == '__main__':
+    main()

@@ -5,20 +5,35 @@ Each puzzle is checked to have exactly one solution, then solved `--reps` times;
 the longest time per puzzle.
 Usage: python benchmarks/sudoku_solver.py [--out nbs/results/sudoku/solver_bench.json] [--reps 5]
 """
-import argparse, statistics, time
+
+import argparse
+import statistics
+import time
 from ttc_nb.sudoku.puzzles import HARD, solve_board, count_solutions, is_solution, parse_board
 from ttc_nb.train.files import save_json
 from ttc_nb.runs.registry import environment
 
+
 def measure(name, puzzle, reps):
     "Median and longest seconds of `reps` solves of `puzzle`, each solution verified."
-    if count_solutions(puzzle) != 1: raise SystemExit(f'{name} does not have exactly one solution')
+    if count_solutions(puzzle) != 1:
+        raise SystemExit(f'{name} does not have exactly one solution')
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter(); s = solve_board(puzzle); times.append(time.perf_counter() - t0)
-        if not is_solution(s, puzzle): raise SystemExit(f'wrong solution for {name}')
-    return dict(name=name, puzzle=puzzle, givens=int((parse_board(puzzle) > 0).sum()), reps=reps,
-                median_s=round(statistics.median(times), 5), max_s=round(max(times), 5))
+        t0 = time.perf_counter()
+        s = solve_board(puzzle)
+        times.append(time.perf_counter() - t0)
+        if not is_solution(s, puzzle):
+            raise SystemExit(f'wrong solution for {name}')
+    return dict(
+        name=name,
+        puzzle=puzzle,
+        givens=int((parse_board(puzzle) > 0).sum()),
+        reps=reps,
+        median_s=round(statistics.median(times), 5),
+        max_s=round(max(times), 5),
+    )
+
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
@@ -26,10 +41,19 @@ def main():
     p.add_argument('--reps', type=int, default=5)
     args = p.parse_args()
     rows = [measure(name, puzzle, args.reps) for name, puzzle in HARD.items()]
-    res = dict(benchmark='exact Sudoku solver (singles + depth-first search on bitmasks), seconds per solve',
-               results=rows, max_s=max(r['max_s'] for r in rows), env=environment('cpu'))
+    res = dict(
+        benchmark='exact Sudoku solver (singles + depth-first search on bitmasks), seconds per solve',
+        results=rows,
+        max_s=max(r['max_s'] for r in rows),
+        env=environment('cpu'),
+    )
     save_json(res, args.out)
-    for r in rows: print(f"{r['name']:>18}: {r['givens']} givens, median {1e3 * r['median_s']:6.1f} ms, max {1e3 * r['max_s']:6.1f} ms")
+    for r in rows:
+        print(
+            f'{r["name"]:>18}: {r["givens"]} givens, median {1e3 * r["median_s"]:6.1f} ms, max {1e3 * r["max_s"]:6.1f} ms'
+        )
     print(f'wrote {args.out}')
 
-if __name__ == '__main__': main()
+
+if __name__ == '__main__':
+    main()

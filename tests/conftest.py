@@ -1,42 +1,54 @@
-import os, subprocess, sys
+import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-TTC = [str(Path(sys.executable).parent/'ttc')]   # the installed console script
+TTC = [str(Path(sys.executable).parent / 'ttc')]  # the installed console script
 
 # The tests train tiny networks, in this process and in the subprocesses it starts: one thread each, as `make nbtest` runs
 # the notebooks. Several threads per process only contend for the cores (a run on 2 busy cores took 17 times as long).
 # Set before anything imports torch.
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
+
 def ttc(*args, cwd=None, **kw):
     "Run the `ttc` command line in a subprocess, on CPU; returns the CompletedProcess."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    return subprocess.run([*TTC, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, **kw)
+    return subprocess.run(
+        [*TTC, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, **kw
+    )
+
 
 def concurrently(f, items):
     "`f(item)` for each of `items`, as many at a time as there are cores (for `f`s that wait on a subprocess); the results, in order."
-    with ThreadPoolExecutor(os.cpu_count() or 1) as ex: return list(ex.map(f, items))
+    with ThreadPoolExecutor(os.cpu_count() or 1) as ex:
+        return list(ex.map(f, items))
+
 
 def ttc_many(*calls):
     "`ttc(*args)` for each `args` of `calls`, as many at a time as there are cores; the CompletedProcesses, in order."
     return concurrently(lambda args: ttc(*args), calls)
 
+
 @pytest.fixture(scope='session')
 def uninterrupted(tmp_path_factory):
     "`uninterrupted(*args)`: the run directory of `ttc *args --out DIR`, trained to its end once a session; only read it."
     runs = {}
+
     def run(*args):
         key = tuple(map(str, args))
         if key not in runs:
-            out = tmp_path_factory.mktemp('uninterrupted')/'run'
+            out = tmp_path_factory.mktemp('uninterrupted') / 'run'
             r = ttc(*args, '--out', out)
             assert r.returncode == 0, r.stderr
             runs[key] = out
         return runs[key]
+
     return run
+
 
 def pytest_collection_modifyitems(items):
     "The documentation build and its browser check run last, as `make test` promises."

@@ -1,15 +1,26 @@
 "Data-parallel training in 2 CPU processes (gloo), started by torchrun through `ttc run --nproc 2` or directly."
-import json, os, signal, subprocess, sys, time
-import pytest, torch
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import pytest
+import torch
 from conftest import TTC, concurrently, ttc
-from test_resume import UPDATES, kill_delay, records     # the runs below are as long as test_resume's: 150 updates
+from test_resume import (
+    UPDATES,
+    kill_delay,
+    records,
+)  # the runs below are as long as test_resume's: 150 updates
 from ttc_nb.train.fit import loss_fell
 
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}
 TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2']
 
 # One script, run by one process on the whole batch or by two on its halves: 3 updates of the prefix-parity network.
-SCRIPT = '''
+SCRIPT = """
 import sys, torch
 from ttc_nb.core.protocol import *
 from ttc_nb.core.losses import *
@@ -29,26 +40,42 @@ seed_everything(0)
 net = PrefixParityNet(8)
 fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]), TrainConfig(updates=3), log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True, curriculum=True)
 leave()
-'''
+"""
+
 
 def one_update_params(tmp_path, how, launcher):
-    out = tmp_path/how
-    r = subprocess.run([*launcher, str(tmp_path/'dp.py'), str(out), 'half' if how == 'first-half' else 'all'],
-                       capture_output=True, text=True, env=ENV, timeout=300)
+    out = tmp_path / how
+    r = subprocess.run(
+        [*launcher, str(tmp_path / 'dp.py'), str(out), 'half' if how == 'first-half' else 'all'],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
-    return torch.load(out/'checkpoint.pt', weights_only=True)['model'], [r['loss'] for r in records(out)]
+    return torch.load(out / 'checkpoint.pt', weights_only=True)['model'], [
+        r['loss'] for r in records(out)
+    ]
+
 
 def test_two_half_batches_update_as_one_whole_batch(tmp_path):
-    (tmp_path/'dp.py').write_text(SCRIPT)
-    (whole, whole_losses), (first, _) = concurrently(lambda how: one_update_params(tmp_path, how, [sys.executable]), ['whole', 'first-half'])
+    (tmp_path / 'dp.py').write_text(SCRIPT)
+    (whole, whole_losses), (first, _) = concurrently(
+        lambda how: one_update_params(tmp_path, how, [sys.executable]), ['whole', 'first-half']
+    )
     halves, half_losses = one_update_params(tmp_path, 'halves', TORCHRUN)
     torch.testing.assert_close(halves, whole, rtol=1e-5, atol=1e-6)
-    assert half_losses == pytest.approx(whole_losses, rel=1e-5)      # the mean of the halves' losses, at every update
-    assert any(not torch.allclose(first[k], whole[k], rtol=1e-3, atol=1e-5) for k in whole)   # half a batch alone is not the same
+    assert half_losses == pytest.approx(
+        whole_losses, rel=1e-5
+    )  # the mean of the halves' losses, at every update
+    assert any(
+        not torch.allclose(first[k], whole[k], rtol=1e-3, atol=1e-5) for k in whole
+    )  # half a batch alone is not the same
+
 
 # leave() ends a torchrun process at once: DDP keeps its process group, and with it gloo's worker threads, alive in C++, and
 # one of them that still frees a finished operation's tensors during the interpreter's teardown aborts the process (a rare race).
-LEAVER = '''
+LEAVER = """
 import atexit, sys, torch, torch.distributed as dist
 from ttc_nb.train.processes import world, leave
 rank, size = world()
@@ -58,73 +85,153 @@ atexit.register(print, 'teardown ran')
 print(f'process {rank} of {size} trained', end='')   # unflushed: leave must flush it
 leave(int(sys.argv[1]))
 print('after leave')
-'''
+"""
+
 
 @pytest.mark.parametrize('code', [0, 3])
 def test_leave_exits_at_once_with_the_code(tmp_path, code):
-    (tmp_path/'leaver.py').write_text(LEAVER)
-    r = subprocess.run([*TORCHRUN, str(tmp_path/'leaver.py'), str(code)], capture_output=True, text=True, env=ENV, timeout=300)
+    (tmp_path / 'leaver.py').write_text(LEAVER)
+    r = subprocess.run(
+        [*TORCHRUN, str(tmp_path / 'leaver.py'), str(code)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+    )
     assert (r.returncode == 0) == (code == 0), r.stderr
     out = r.stdout + r.stderr
     assert 'process 0 of 2 trained' in out and 'process 1 of 2 trained' in out, out
     assert 'teardown ran' not in out and 'after leave' not in out, out
 
+
 # one experiment per setup function: the standard transformer is looped_setup with model='standard', trained as looped-linear is
-FAMILIES = ['prefix-parity', 'act-parity', 'pondernet-parity', 'sudoku-rrn', 'sudoku-deq', 'sudoku-pgadj', 'rasp-reverse', 'looped-linear']
+FAMILIES = [
+    'prefix-parity',
+    'act-parity',
+    'pondernet-parity',
+    'sudoku-rrn',
+    'sudoku-deq',
+    'sudoku-pgadj',
+    'rasp-reverse',
+    'looped-linear',
+]
+
 
 @pytest.mark.parametrize('name', FAMILIES)
 def test_every_family_trains_in_two_processes(name, tmp_path):
-    r = subprocess.run([*TTC, 'run', name, '--preset', 'ci', '--nproc', '2', '--out', str(tmp_path/'run')],
-                       capture_output=True, text=True, env=ENV, timeout=600)
+    r = subprocess.run(
+        [*TTC, 'run', name, '--preset', 'ci', '--nproc', '2', '--out', str(tmp_path / 'run')],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     dirs = [p.name for p in tmp_path.iterdir()]
     assert dirs == ['run'], dirs
-    s = json.loads((tmp_path/'run/summary.json').read_text())
-    assert s['finished'] and s['world_size'] == 2 and s['effective_batch_size'] == 2 * s['config']['batch_size'], s
-    assert r.stdout.count('results:') == 1, r.stdout                    # process 0 alone reports
-    loss_fell(tmp_path/'run')                                           # it learned in two processes too
+    s = json.loads((tmp_path / 'run/summary.json').read_text())
+    assert (
+        s['finished']
+        and s['world_size'] == 2
+        and s['effective_batch_size'] == 2 * s['config']['batch_size']
+    ), s
+    assert r.stdout.count('results:') == 1, r.stdout  # process 0 alone reports
+    loss_fell(tmp_path / 'run')  # it learned in two processes too
 
-RUN = ['run', 'prefix-parity', '--preset', 'ci', '--set', f'updates={UPDATES}', '--set', 'ckpt_every=25', '--set', 'eval_every=50', '--nproc', '2']
+
+RUN = [
+    'run',
+    'prefix-parity',
+    '--preset',
+    'ci',
+    '--set',
+    f'updates={UPDATES}',
+    '--set',
+    'ckpt_every=25',
+    '--set',
+    'eval_every=50',
+    '--nproc',
+    '2',
+]
+
 
 @pytest.fixture(scope='module')
 def reference(tmp_path_factory):
     "An uninterrupted 2-process run."
-    ref = tmp_path_factory.mktemp('ddp')/'ref'
-    r = subprocess.run([*TTC, *RUN, '--out', str(ref)], capture_output=True, text=True, env=ENV, timeout=600)
+    ref = tmp_path_factory.mktemp('ddp') / 'ref'
+    r = subprocess.run(
+        [*TTC, *RUN, '--out', str(ref)], capture_output=True, text=True, env=ENV, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     return ref
 
+
 def same_run(out, ref):
     assert records(out) == records(ref)
-    assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
+    assert json.loads((out / 'curve.json').read_text()) == json.loads(
+        (ref / 'curve.json').read_text()
+    )
+
 
 def test_two_processes_differ_from_one(reference, uninterrupted):
-    assert records(uninterrupted(*RUN[:-2])) != records(reference)     # twice the samples per update
+    assert records(uninterrupted(*RUN[:-2])) != records(reference)  # twice the samples per update
+
 
 def test_sigkill_two_processes_then_resume(reference, tmp_path):
-    out = tmp_path/'killed'
-    p = subprocess.Popen([*TTC, *RUN, '--out', str(out)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         start_new_session=True)                        # torchrun and its processes: one process group
+    out = tmp_path / 'killed'
+    p = subprocess.Popen(
+        [*TTC, *RUN, '--out', str(out)],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # torchrun and its processes: one process group
     deadline = time.time() + 120
-    while not (out/'checkpoint.pt').exists():
+    while not (out / 'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
         time.sleep(0.01)
     time.sleep(kill_delay(reference, 0))
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
-    os.killpg(p.pid, signal.SIGKILL); p.wait()
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
     assert records(out)[-1]['update'] < UPDATES
     r = ttc('run', '--resume', '--out', out, '--nproc', '1')
-    assert r.returncode == 2 and r.stderr == f'ttc: error: {out} was trained with --nproc 2: resume it with --nproc 2, not 1\n'
-    r = subprocess.run([*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'], capture_output=True, text=True, env=ENV, timeout=600)
+    assert (
+        r.returncode == 2
+        and r.stderr
+        == f'ttc: error: {out} was trained with --nproc 2: resume it with --nproc 2, not 1\n'
+    )
+    r = subprocess.run(
+        [*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     same_run(out, reference)
 
+
 def test_time_limit_stops_both_processes_then_resume(reference, tmp_path):
-    out = tmp_path/'boxed'
-    r = subprocess.run([*TTC, *RUN, '--out', str(out), '--time-limit', '0s'], capture_output=True, text=True, env=ENV, timeout=600)
+    out = tmp_path / 'boxed'
+    r = subprocess.run(
+        [*TTC, *RUN, '--out', str(out), '--time-limit', '0s'],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stderr.splitlines() if l.startswith('ttc: ')]
-    assert lines == [f'ttc: time limit reached: stopped at update 1 of {UPDATES}, checkpoint saved; resume with: ttc run --resume --out {out}'], r.stderr
-    r = subprocess.run([*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'], capture_output=True, text=True, env=ENV, timeout=600)
+    assert lines == [
+        f'ttc: time limit reached: stopped at update 1 of {UPDATES}, checkpoint saved; resume with: ttc run --resume --out {out}'
+    ], r.stderr
+    r = subprocess.run(
+        [*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=600,
+    )
     assert r.returncode == 0, r.stderr
     same_run(out, reference)

@@ -5,7 +5,15 @@ sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's 
 opens at full size; nowhere "Call self as a function.". Each check is shown to catch a made-up bad page.
 One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures wider than 1.5 times
 the column, which a reader must open to read)."""
-import base64, json, os, re, select, shutil, subprocess, sys
+
+import base64
+import json
+import os
+import re
+import select
+import shutil
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse, unquote
@@ -13,39 +21,69 @@ import pytest
 from conftest import ROOT
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
-FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-         '--disable-sync', '--no-first-run', '--disable-quic']
+FLAGS = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-quic',
+]
 WIDTHS = {'desktop': 1280, 'phone': 390}
-SHOTS = ROOT/'_build'/'screenshots'
-MAX_SHOT = 12_000              # pixels of a page's height in its screenshot: the longest pages are cut there
+SHOTS = ROOT / '_build' / 'screenshots'
+MAX_SHOT = 12_000  # pixels of a page's height in its screenshot: the longest pages are cut there
+
 
 def notebook_pages():
     "{page: title} of the notebooks in nbs/: nbdev names a page after its notebook without the number, titles it by its `# Title` cell."
     out = {}
-    for p in sorted((ROOT/'nbs').glob('*.ipynb')):
-        heads = [s.splitlines()[0] for c in json.loads(p.read_text())['cells'] if c['cell_type'] == 'markdown'
-                 for s in [''.join(c['source']).lstrip()] if s.startswith('# ')]
+    for p in sorted((ROOT / 'nbs').glob('*.ipynb')):
+        heads = [
+            s.splitlines()[0]
+            for c in json.loads(p.read_text())['cells']
+            if c['cell_type'] == 'markdown'
+            for s in [''.join(c['source']).lstrip()]
+            if s.startswith('# ')
+        ]
         assert heads, f'{p.name} has no `# Title` cell'
         out[re.sub(r'^\d+_', '', p.stem)] = re.sub(r'[*`]', '', heads[0][2:]).strip()
     return out
 
+
 class Page(HTMLParser):
     "Links, element ids and h1 texts of a rendered page."
+
     def __init__(self, html):
-        super().__init__(); self.links, self.ids, self.h1, self._in_h1 = [], set(), [], False
+        super().__init__()
+        self.links, self.ids, self.h1, self._in_h1 = [], set(), [], False
         self.feed(html)
+
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
-        if 'id' in a: self.ids.add(a['id'])
-        if 'name' in a and tag == 'a': self.ids.add(a['name'])
-        if tag == 'a' and a.get('href'): self.links.append(a['href'])
-        if tag in ('img', 'script') and a.get('src'): self.links.append(a['src'])
-        if tag == 'link' and a.get('href'): self.links.append(a['href'])
-        if tag == 'h1': self._in_h1 = True; self.h1.append('')
+        if 'id' in a:
+            self.ids.add(a['id'])
+        if 'name' in a and tag == 'a':
+            self.ids.add(a['name'])
+        if tag == 'a' and a.get('href'):
+            self.links.append(a['href'])
+        if tag in ('img', 'script') and a.get('src'):
+            self.links.append(a['src'])
+        if tag == 'link' and a.get('href'):
+            self.links.append(a['href'])
+        if tag == 'h1':
+            self._in_h1 = True
+            self.h1.append('')
+
     def handle_endtag(self, tag):
-        if tag == 'h1': self._in_h1 = False
+        if tag == 'h1':
+            self._in_h1 = False
+
     def handle_data(self, d):
-        if self._in_h1: self.h1[-1] += d
+        if self._in_h1:
+            self.h1[-1] += d
+
 
 # What a page shows once loaded and its scripts have run (KaTeX at DOMContentLoaded, mkdocs-material and figures.js at load).
 PROBE = r"""(async () => {
@@ -94,48 +132,82 @@ PROBE = r"""(async () => {
 })()"""
 
 CHECKS = {
-    'the page scrolls sideways': lambda r: [f"{r['page'][0]} px wide in a {r['page'][1]} px window"] if r['page'][0] > r['page'][1] else [],
+    'the page scrolls sideways': lambda r: (
+        [f'{r["page"][0]} px wide in a {r["page"][1]} px window']
+        if r['page'][0] > r['page'][1]
+        else []
+    ),
     'In/Out prompts are shown': lambda r: r['prompts'],
     'code scrolls sideways where it could wrap': lambda r: r['stiff'],
     "code does not use a phone's whole width": lambda r: r['narrow'] if r['width'] < 600 else [],
     'a figure shrunk to fit cannot be opened at full size': lambda r: r['unzoomable'],
-    'a docstring reads "Call self as a function."': lambda r: ['in the page'] if r['call_self'] else [],
+    'a docstring reads "Call self as a function."': lambda r: (
+        ['in the page'] if r['call_self'] else []
+    ),
 }
+
 
 def problems(r):
     "{check: what fails it} for a probed page."
     return {check: found for check, f in CHECKS.items() if (found := f(r))}
 
+
 # Markdown tables: a header row then a delimiter row (`|---|:-:|`), outside fenced code; HTML tables: `<table`.
 DELIMITER = re.compile(r'^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$')
+
 
 def tables_in_markdown(md):
     md = re.sub(r'^(```|~~~).*?^\1', '', md, flags=re.M | re.S)
     lines = md.splitlines()
-    return sum(1 for a, b in zip(lines, lines[1:]) if '|' in a and '-' in b and DELIMITER.match(b)) + md.count('<table')
+    return sum(
+        1 for a, b in zip(lines, lines[1:]) if '|' in a and '-' in b and DELIMITER.match(b)
+    ) + md.count('<table')
+
 
 def tables_in_source(nb):
     "The tables a processed notebook asks for: in its Markdown cells, its Markdown outputs and its HTML outputs."
     n = 0
     for c in nb['cells']:
-        if c['cell_type'] == 'markdown': n += tables_in_markdown(''.join(c['source']))
+        if c['cell_type'] == 'markdown':
+            n += tables_in_markdown(''.join(c['source']))
         for o in c.get('outputs', []):
             d = o.get('data', {})
-            if 'text/markdown' in d: n += tables_in_markdown(''.join(d['text/markdown']))
-            elif 'text/html' in d: n += ''.join(d['text/html']).count('<table')
+            if 'text/markdown' in d:
+                n += tables_in_markdown(''.join(d['text/markdown']))
+            elif 'text/html' in d:
+                n += ''.join(d['text/html']).count('<table')
     return n
+
 
 class Browser:
     "One headless Chromium driven over its DevTools pipe: every page loads in it, without a browser process each."
+
     def __init__(self, profile):
         to_chrome, self.w = os.pipe()
         self.r, from_chrome = os.pipe()
-        def fds():                                   # Chromium reads commands on fd 3 and writes replies and events on fd 4
+
+        def fds():  # Chromium reads commands on fd 3 and writes replies and events on fd 4
             a, b = os.dup(to_chrome), os.dup(from_chrome)
-            os.dup2(a, 3); os.dup2(b, 4); os.set_inheritable(3, True); os.set_inheritable(4, True)
-        self.p = subprocess.Popen([CHROMIUM, *FLAGS, f'--user-data-dir={profile}', '--remote-debugging-pipe', 'about:blank'],
-                                  preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_chrome); os.close(from_chrome)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
+            os.set_inheritable(3, True)
+            os.set_inheritable(4, True)
+
+        self.p = subprocess.Popen(
+            [
+                CHROMIUM,
+                *FLAGS,
+                f'--user-data-dir={profile}',
+                '--remote-debugging-pipe',
+                'about:blank',
+            ],
+            preexec_fn=fds,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_chrome)
+        os.close(from_chrome)
         self.buf, self.n, self.loads = b'', 0, []
 
     def _next(self):
@@ -151,9 +223,17 @@ class Browser:
     def send(self, method, session=None, **params):
         "Send one DevTools command and return its result; the pages' load events that arrive meanwhile are kept."
         self.n += 1
-        os.write(self.w, json.dumps(dict(id=self.n, method=method, params=params) | ({'sessionId': session} if session else {})).encode() + b'\0')
+        os.write(
+            self.w,
+            json.dumps(
+                dict(id=self.n, method=method, params=params)
+                | ({'sessionId': session} if session else {})
+            ).encode()
+            + b'\0',
+        )
         while (m := self._next()).get('id') != self.n:
-            if m.get('method') == 'Page.loadEventFired': self.loads.append(m['sessionId'])
+            if m.get('method') == 'Page.loadEventFired':
+                self.loads.append(m['sessionId'])
         assert 'error' not in m, (method, params, m['error'])
         return m['result']
 
@@ -161,15 +241,24 @@ class Browser:
         "The session of the next page that has fired its load event."
         while not self.loads:
             m = self._next()
-            if m.get('method') == 'Page.loadEventFired': self.loads.append(m['sessionId'])
+            if m.get('method') == 'Page.loadEventFired':
+                self.loads.append(m['sessionId'])
         return self.loads.pop(0)
 
     def open(self, url, width):
         "Start loading `url` in a new tab `width` pixels wide (a phone's scrollbars take no room); its session and target ids."
         target = self.send('Target.createTarget', url='about:blank')['targetId']
         session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
-        self.send('Emulation.setDeviceMetricsOverride', session, width=width, height=900, deviceScaleFactor=1, mobile=False)
-        if width < 600: self.send('Emulation.setScrollbarsHidden', session, hidden=True)
+        self.send(
+            'Emulation.setDeviceMetricsOverride',
+            session,
+            width=width,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        if width < 600:
+            self.send('Emulation.setScrollbarsHidden', session, hidden=True)
         self.send('Page.enable', session)
         r = self.send('Page.navigate', session, url=url)
         assert 'errorText' not in r, (url, r['errorText'])
@@ -181,19 +270,35 @@ class Browser:
         out, todo, loading = {}, list(jobs), {}
         while todo or loading:
             while todo and len(loading) < k:
-                url, width, shot = todo.pop(0); session, target = self.open(url, width); loading[session] = url, width, shot, target
+                url, width, shot = todo.pop(0)
+                session, target = self.open(url, width)
+                loading[session] = url, width, shot, target
             session = self.loaded()
             url, width, shot, target = loading.pop(session)
-            r = self.send('Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=PROBE)
+            r = self.send(
+                'Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=PROBE
+            )
             assert 'exceptionDetails' not in r, (url, r['exceptionDetails'])
             r = r['result']['value']
             assert r['href'] == url, (r['href'], url)
             if width == WIDTHS['desktop']:
-                r['html'] = self.send('Runtime.evaluate', session, returnByValue=True, expression='document.documentElement.outerHTML')['result']['value']
+                r['html'] = self.send(
+                    'Runtime.evaluate',
+                    session,
+                    returnByValue=True,
+                    expression='document.documentElement.outerHTML',
+                )['result']['value']
             if shot:
                 clip = dict(x=0, y=0, width=width, height=min(r['height'], MAX_SHOT), scale=1)
-                self.send('Page.bringToFront', session)        # a tab in the background paints nothing
-                data = self.send('Page.captureScreenshot', session, format='jpeg', quality=70, clip=clip, captureBeyondViewport=True)['data']
+                self.send('Page.bringToFront', session)  # a tab in the background paints nothing
+                data = self.send(
+                    'Page.captureScreenshot',
+                    session,
+                    format='jpeg',
+                    quality=70,
+                    clip=clip,
+                    captureBeyondViewport=True,
+                )['data']
                 shot.write_bytes(base64.b64decode(data))
             out[url, width] = r | {'width': width}
             self.send('Target.closeTarget', targetId=target)
@@ -203,28 +308,44 @@ class Browser:
         self.send('Browser.close')
         self.p.wait(timeout=60)
 
+
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
     "The site, built once; each page as headless Chromium showed it at each width; the browser, for the made-up bad pages."
-    if not CHROMIUM: pytest.fail('chromium is not installed: apt-get install chromium (.ci/run does)')
-    subprocess.run([sys.executable, str(ROOT/'tools'/'docs.py'), 'site'], cwd=ROOT, check=True)
-    docs = ROOT/'docs'
+    if not CHROMIUM:
+        pytest.fail('chromium is not installed: apt-get install chromium (.ci/run does)')
+    subprocess.run([sys.executable, str(ROOT / 'tools' / 'docs.py'), 'site'], cwd=ROOT, check=True)
+    docs = ROOT / 'docs'
     pages = sorted(p for p in docs.glob('*.html') if p.name != '404.html')
-    if SHOTS.exists(): shutil.rmtree(SHOTS)
+    if SHOTS.exists():
+        shutil.rmtree(SHOTS)
     SHOTS.mkdir(parents=True)
     browser = Browser(tmp_path_factory.mktemp('chromium'))
-    seen = browser.visit([(p.as_uri(), w, SHOTS/f'{p.stem}-{name}.jpg') for p in pages for name, w in WIDTHS.items()])
+    seen = browser.visit(
+        [
+            (p.as_uri(), w, SHOTS / f'{p.stem}-{name}.jpg')
+            for p in pages
+            for name, w in WIDTHS.items()
+        ]
+    )
     shown = {p.name: {name: seen[p.as_uri(), w] for name, w in WIDTHS.items()} for p in pages}
     yield docs, shown, browser
     browser.close()
 
+
 def test_only_our_pages_each_titled_as_its_notebook(site):
     docs, shown, _ = site
     expected = notebook_pages()
-    assert {str(p.relative_to(docs)) for p in docs.rglob('*.html')} == {f'{page}.html' for page in expected} | {'api.html', '404.html'}
+    assert {str(p.relative_to(docs)) for p in docs.rglob('*.html')} == {
+        f'{page}.html' for page in expected
+    } | {'api.html', '404.html'}
     for page, title in expected.items():
-        h1 = [re.sub(r'\s+', ' ', t).strip(' ¶') for t in Page(shown[f'{page}.html']['desktop']['html']).h1]
+        h1 = [
+            re.sub(r'\s+', ' ', t).strip(' ¶')
+            for t in Page(shown[f'{page}.html']['desktop']['html']).h1
+        ]
         assert title in h1, (page, h1)
+
 
 def test_links_resolve(site):
     docs, shown, _ = site
@@ -233,47 +354,80 @@ def test_links_resolve(site):
     for name, page in doms.items():
         for href in page.links:
             u = urlparse(href)
-            if u.scheme or href.startswith('//'): continue       # external
-            target = (docs/name).parent/unquote(u.path) if u.path else docs/name
-            if target.is_dir(): target = target/'index.html'
-            if not target.exists(): broken.append(f'{name}: {href} (no such file)'); continue
+            if u.scheme or href.startswith('//'):
+                continue  # external
+            target = (docs / name).parent / unquote(u.path) if u.path else docs / name
+            if target.is_dir():
+                target = target / 'index.html'
+            if not target.exists():
+                broken.append(f'{name}: {href} (no such file)')
+                continue
             if u.fragment and target.suffix == '.html':
                 ids = doms[target.name].ids if target.name in doms else Page(target.read_text()).ids
-                if u.fragment not in ids: broken.append(f'{name}: {href} (no such anchor)')
+                if u.fragment not in ids:
+                    broken.append(f'{name}: {href} (no such anchor)')
     assert not broken, '\n'.join(broken)
+
 
 def test_every_markdown_table_is_rendered(site, tmp_path):
     docs, shown, browser = site
     # The check: a row whose code span holds a bare `|` has a column too many, and the renderer drops the whole table.
-    bad = tmp_path/'bad.ipynb'
-    bad.write_text(json.dumps({'cells': [{'cell_type': 'markdown', 'id': 'bad', 'metadata': {}, 'source': '| target | what |\n|---|---|\n| `make slow` | runs `#| slow` cells |'}],
-                               'metadata': {}, 'nbformat': 4, 'nbformat_minor': 5}))
+    bad = tmp_path / 'bad.ipynb'
+    bad.write_text(
+        json.dumps(
+            {
+                'cells': [
+                    {
+                        'cell_type': 'markdown',
+                        'id': 'bad',
+                        'metadata': {},
+                        'source': '| target | what |\n|---|---|\n| `make slow` | runs `#| slow` cells |',
+                    }
+                ],
+                'metadata': {},
+                'nbformat': 4,
+                'nbformat_minor': 5,
+            }
+        )
+    )
     from mkdocs_jupyter.convert import nb2html
-    page = tmp_path/'bad.html'
+
+    page = tmp_path / 'bad.html'
     page.write_text(nb2html(str(bad)))
     r = browser.visit([(page.as_uri(), WIDTHS['desktop'], None)])[page.as_uri(), WIDTHS['desktop']]
     assert (tables_in_source(json.loads(bad.read_text())), r['tables']) == (1, 0)
-    src = ROOT/'_build'/'src'
-    missing = {name: (want, got) for name, r in shown.items() if (s := src/name.replace('.html', '.ipynb')).exists()
-               and (want := tables_in_source(json.loads(s.read_text()))) != (got := r['desktop']['tables'])}
+    src = ROOT / '_build' / 'src'
+    missing = {
+        name: (want, got)
+        for name, r in shown.items()
+        if (s := src / name.replace('.html', '.ipynb')).exists()
+        and (want := tables_in_source(json.loads(s.read_text()))) != (got := r['desktop']['tables'])
+    }
     assert not missing, f'(tables in the source, tables in the page): {missing}'
+
 
 def test_math_is_rendered(site):
     _, shown, _ = site
-    assert 'class="katex"' in shown['act.html']['desktop']['html']          # "The halting arithmetic": the paper's equations
+    assert (
+        'class="katex"' in shown['act.html']['desktop']['html']
+    )  # "The halting arithmetic": the paper's equations
+
 
 def test_hidden_cells_and_directives_are_not_shown(site):
     docs, shown, _ = site
     for name in shown:
-        html = (docs/name).read_text()
-        assert '#| export' not in html and '#| hide' not in html and 'nbdev_export()' not in html, name
-        assert 'show_doc(' not in html, name      # echo: false cells show their output only
+        html = (docs / name).read_text()
+        assert '#| export' not in html and '#| hide' not in html and 'nbdev_export()' not in html, (
+            name
+        )
+        assert 'show_doc(' not in html, name  # echo: false cells show their output only
+
 
 def test_checks_catch_a_bad_page(site, tmp_path):
     "Each check of `CHECKS` finds what it looks for on a page made to have it, at both widths where it applies."
     docs, _, browser = site
-    img = next(p for p in (docs/'results').rglob('*.png'))
-    bad = tmp_path/'bad.html'
+    img = next(p for p in (docs / 'results').rglob('*.png'))
+    bad = tmp_path / 'bad.html'
     bad.write_text(f'''<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body>
       <div class="md-content"><article class="md-content__inner md-typeset" style="margin: 0 16px"><div class="jupyter-wrapper">
         <div class="jp-Cell"><div class="jp-InputPrompt">In [1]:</div><div class="jp-InputArea-editor"><pre>x = 1</pre></div></div>
@@ -283,26 +437,47 @@ def test_checks_catch_a_bad_page(site, tmp_path):
       </div></article></div></body></html>''')
     seen = browser.visit([(bad.as_uri(), w, None) for w in WIDTHS.values()])
     assert set(problems(seen[bad.as_uri(), WIDTHS['phone']])) == set(CHECKS)
-    assert set(problems(seen[bad.as_uri(), WIDTHS['desktop']])) == set(CHECKS) - {"code does not use a phone's whole width"}
+    assert set(problems(seen[bad.as_uri(), WIDTHS['desktop']])) == set(CHECKS) - {
+        "code does not use a phone's whole width"
+    }
     # A code box that reaches both edges of a phone's screen but sits in a box that clips it to the column.
-    clipped = tmp_path/'clipped.html'
-    clipped.write_text('''<!doctype html><html><body style="margin: 0"><article style="margin: 0 16px"><div class="jupyter-wrapper">
+    clipped = tmp_path / 'clipped.html'
+    clipped.write_text("""<!doctype html><html><body style="margin: 0"><article style="margin: 0 16px"><div class="jupyter-wrapper">
       <div style="overflow: auto"><div class="jp-InputArea-editor" style="margin: 0 -16px"><pre>x = 1</pre></div></div>
-      </div></article></body></html>''')
+      </div></article></body></html>""")
     seen = browser.visit([(clipped.as_uri(), WIDTHS['phone'], None)])
-    assert set(problems(seen[clipped.as_uri(), WIDTHS['phone']])) == {"code does not use a phone's whole width"}
+    assert set(problems(seen[clipped.as_uri(), WIDTHS['phone']])) == {
+        "code does not use a phone's whole width"
+    }
+
 
 def test_every_page_at_both_widths(site):
     _, shown, _ = site
-    failed = {f'{name} at {WIDTHS[width]} px': p for name, rs in shown.items() for width, r in rs.items() if (p := problems(r))}
+    failed = {
+        f'{name} at {WIDTHS[width]} px': p
+        for name, rs in shown.items()
+        for width, r in rs.items()
+        if (p := problems(r))
+    }
     assert not failed, json.dumps(failed, indent=1)
+
 
 def test_screenshots_and_wide_figures(site):
     "A screenshot of every page at each width; the figures wider than 1.5 times the column listed for their notebooks' owners."
     _, shown, _ = site
     for name in shown:
-        for width in WIDTHS: assert (SHOTS/f"{name.removesuffix('.html')}-{width}.jpg").stat().st_size > 5_000, (name, width)
-    wide = [f"{name}: {w} x {h} px ({w / r['column']:.1f} times the {r['column']} px column), under '{head}'" + (f' ({src})' if src else '')
-            for name, rs in shown.items() for r in [rs['desktop']] for head, src, w, h in r['figures'] if w > 1.5 * r['column']]
-    (SHOTS/'wide_figures.txt').write_text(''.join(l + '\n' for l in wide))
+        for width in WIDTHS:
+            assert (SHOTS / f'{name.removesuffix(".html")}-{width}.jpg').stat().st_size > 5_000, (
+                name,
+                width,
+            )
+    wide = [
+        f"{name}: {w} x {h} px ({w / r['column']:.1f} times the {r['column']} px column), under '{head}'"
+        + (f' ({src})' if src else '')
+        for name, rs in shown.items()
+        for r in [rs['desktop']]
+        for head, src, w, h in r['figures']
+        if w > 1.5 * r['column']
+    ]
+    (SHOTS / 'wide_figures.txt').write_text(''.join(l + '\n' for l in wide))
     print('\n'.join(['figures wider than 1.5 times the column:'] + wide))

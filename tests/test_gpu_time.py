@@ -1,69 +1,134 @@
 "`benchmarks/gpu_time.py`: what its counter counts, the upper bounds it takes, and the file it writes (the committed estimates included)."
-import json, subprocess, sys
-import pytest, torch
+
+import json
+import subprocess
+import sys
+import pytest
+import torch
 from conftest import ROOT
 from ttc_nb.cli import load_modules
 from ttc_nb.train.files import load_json
 from ttc_nb.runs.registry import EXPERIMENTS, gpu_minutes
 
-sys.path.insert(0, str(ROOT/'benchmarks'))
+sys.path.insert(0, str(ROOT / 'benchmarks'))
 import gpu_time
+
 load_modules()
+
 
 def test_counts_a_matmul_exactly_and_views_launch_no_kernel():
     a, b = torch.randn(4, 5), torch.randn(5, 6)
-    with gpu_time.Count() as c: (a @ b).t()
+    with gpu_time.Count() as c:
+        (a @ b).t()
     assert (c.ops, c.kernels, c.flops) == (2, 1, 2 * 4 * 5 * 6)
-    assert c.bytes == 4 * (4 * 5 + 5 * 6 + 4 * 6)             # float32: inputs and output
-    with gpu_time.Count(scale=10.) as d: a @ b
+    assert c.bytes == 4 * (4 * 5 + 5 * 6 + 4 * 6)  # float32: inputs and output
+    with gpu_time.Count(scale=10.0) as d:
+        a @ b
     assert d.flops == 10 * c.flops and d.gpu_s >= c.gpu_s
+
 
 def test_host_and_gpu_overlap():
     c = gpu_time.Count()
     c.ops, c.kernels, c.gpu_s = 100, 50, 1e-3
     assert c.seconds(1e-6) == pytest.approx(max(1e-3, 100e-6 + 50 * gpu_time.ASSUME['launch_s']))
 
+
 def test_worst_case_configs():
-    assert gpu_time.measured(EXPERIMENTS['act-logic'], EXPERIMENTS['act-logic'].config('gpu')).halt_bias == -30.
-    assert gpu_time.measured(EXPERIMENTS['sudoku-deq'], EXPERIMENTS['sudoku-deq'].config('gpu')).tol == 0.
+    assert (
+        gpu_time.measured(
+            EXPERIMENTS['act-logic'], EXPERIMENTS['act-logic'].config('gpu')
+        ).halt_bias
+        == -30.0
+    )
+    assert (
+        gpu_time.measured(EXPERIMENTS['sudoku-deq'], EXPERIMENTS['sudoku-deq'].config('gpu')).tol
+        == 0.0
+    )
     rrn = gpu_time.measured(EXPERIMENTS['sudoku-rrn'], EXPERIMENTS['sudoku-rrn'].config('gpu'))
     assert (rrn.train_size, rrn.valid_size, rrn.test_size) == (512, rrn.eval_batch, rrn.eval_batch)
 
+
 def test_an_act_network_pondering_to_its_limit_costs_more():
     name = 'act-parity'
+
     def ops(halt_bias):
         cfg = EXPERIMENTS[name].config('ci', [f'halt_bias={halt_bias}', 'train_steps=20'])
         s = EXPERIMENTS[name].setup(cfg)
         return gpu_time.update_cost(s, cfg, 1e-6, [1])[0]['ops']
-    assert ops(-30.) > 5 * ops(1.)
+
+    assert ops(-30.0) > 5 * ops(1.0)
+
 
 def test_writes_and_merges(tmp_path):
-    out = tmp_path/'est.json'
-    out.write_text(json.dumps(dict(rows=[dict(experiment='other', total_min=1.)])))
-    subprocess.run([sys.executable, ROOT/'benchmarks'/'gpu_time.py', '--experiments', 'rasp-reverse', '--out', out], check=True, cwd=ROOT,
-                   capture_output=True)
+    out = tmp_path / 'est.json'
+    out.write_text(json.dumps(dict(rows=[dict(experiment='other', total_min=1.0)])))
+    subprocess.run(
+        [
+            sys.executable,
+            ROOT / 'benchmarks' / 'gpu_time.py',
+            '--experiments',
+            'rasp-reverse',
+            '--out',
+            out,
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     est = load_json(out)
-    assert est['dispatch_s'] == gpu_time.ASSUME['dispatch_s'] and est['dispatch_s_measured'] > 0   # the host the model assumes; this CPU's
+    assert (
+        est['dispatch_s'] == gpu_time.ASSUME['dispatch_s'] and est['dispatch_s_measured'] > 0
+    )  # the host the model assumes; this CPU's
     rows = {r['experiment']: r for r in est['rows']}
     assert set(rows) == {'other', 'rasp-reverse'}
     r = rows['rasp-reverse']
-    assert r['updates'] == 20000 and r['update_s'] > 0 and r['total_min'] > 0 and not r['bound'] and r['generation_s'] == 0
-    assert r['total_min'] == pytest.approx((r['updates'] * r['update_s'] + r['evaluations'] * r['valid_s'] + r['final_curve_s'] + r['setup_s']) / 60,
-                                           abs=0.1)   # setup_s: the data built (seconds on a fresh clone, none with a warm cache)
-    assert r['cpu_threads'] == 2 and r['cpu_update_s'] > 0 and r['cpu_valid_s'] > 0                  # timed for real on this CPU too
-    assert r['cpu_train_h'] == pytest.approx(r['updates'] * r['cpu_update_s'] / 3600, rel=.2) and r['cpu_train_h'] >= r['updates'] * r['cpu_update_s'] / 3600 - .005
+    assert (
+        r['updates'] == 20000
+        and r['update_s'] > 0
+        and r['total_min'] > 0
+        and not r['bound']
+        and r['generation_s'] == 0
+    )
+    assert r['total_min'] == pytest.approx(
+        (
+            r['updates'] * r['update_s']
+            + r['evaluations'] * r['valid_s']
+            + r['final_curve_s']
+            + r['setup_s']
+        )
+        / 60,
+        abs=0.1,
+    )  # setup_s: the data built (seconds on a fresh clone, none with a warm cache)
+    assert (
+        r['cpu_threads'] == 2 and r['cpu_update_s'] > 0 and r['cpu_valid_s'] > 0
+    )  # timed for real on this CPU too
+    assert (
+        r['cpu_train_h'] == pytest.approx(r['updates'] * r['cpu_update_s'] / 3600, rel=0.2)
+        and r['cpu_train_h'] >= r['updates'] * r['cpu_update_s'] / 3600 - 0.005
+    )
+
 
 def test_the_committed_estimates_cover_every_gpu_preset_within_20_minutes():
-    presets = {p for e in EXPERIMENTS.values() for p in e.presets if p.startswith('gpu')}      # 'gpu', and others sized for a GPU
+    presets = {
+        p for e in EXPERIMENTS.values() for p in e.presets if p.startswith('gpu')
+    }  # 'gpu', and others sized for a GPU
     for preset in presets:
         names = [n for n, e in EXPERIMENTS.items() if preset in e.presets]
-        lines = gpu_minutes(names, ROOT/'nbs'/'results'/'gpu-time-h100.json', preset).splitlines()   # refuses a stale estimate
+        lines = gpu_minutes(
+            names, ROOT / 'nbs' / 'results' / 'gpu-time-h100.json', preset
+        ).splitlines()  # refuses a stale estimate
         assert len(lines) == len(names)
-    rows = load_json(ROOT/'nbs'/'results'/'gpu-time-h100.json')['rows']
+    rows = load_json(ROOT / 'nbs' / 'results' / 'gpu-time-h100.json')['rows']
     assert max(r['total_min'] for r in rows) <= 20
-    assert all(r['generation_s'] > 0 for r in rows if r['experiment'].startswith('recurrence-'))   # the comparison's decoding counted
+    assert all(
+        r['generation_s'] > 0 for r in rows if r['experiment'].startswith('recurrence-')
+    )  # the comparison's decoding counted
+
 
 def test_counts_fused_attention_forward_and_backward():
     q, k, v = (torch.randn(2, 3, 5, 4, requires_grad=True) for _ in range(3))
-    with gpu_time.Count() as c: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
-    assert c.flops >= 4 * 2 * 3 * 5 * 5 * 4 * 3             # the forward's scores and mixing, and a backward twice as costly
+    with gpu_time.Count() as c:
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+    assert (
+        c.flops >= 4 * 2 * 3 * 5 * 5 * 4 * 3
+    )  # the forward's scores and mixing, and a backward twice as costly

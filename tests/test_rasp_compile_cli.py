@@ -1,49 +1,91 @@
 """`ttc rasp --compile` as a user meets it: the compiled transformers print what the interpreter prints, `--analyse`
 prints the compiled model's shape, the user's mistakes exit with one line and code 2, and without `--compile` the command
 still starts without PyTorch."""
-import json, subprocess, sys
+
+import json
+import subprocess
+import sys
 from conftest import ttc, ttc_many
 from ttc_nb.rasp.interpreter import library
 from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 
+
 def test_values_equal_the_interpreters(tmp_path):
-    (f := tmp_path/'p.rasp').write_text('flip = length - indices - 1;\nflipped = aggregate(select(indices, flip, ==), tokens);\n'
-                                        'count = selector_width(select(tokens, tokens, ==));\n')
-    cases = [('lib:sort', 'dcbad', ()), ('lib:hist2_bos', '§abbcab', ()), ('lib:dyck2_ptf', '({)}(}', ()),
-             ('lib:frac_prevs', 'abba', ()), (f, 'yxzzy', ('--vocab', 'xyz'))]
-    rs = ttc_many(*[('rasp', p, '--input', x, '--json') for p, x, _ in cases] + [('rasp', p, '--input', x, '--json', '--compile', *v) for p, x, v in cases])
-    for c, interp, comp in zip(cases, rs[:len(cases)], rs[len(cases):]):
+    (f := tmp_path / 'p.rasp').write_text(
+        'flip = length - indices - 1;\nflipped = aggregate(select(indices, flip, ==), tokens);\n'
+        'count = selector_width(select(tokens, tokens, ==));\n'
+    )
+    cases = [
+        ('lib:sort', 'dcbad', ()),
+        ('lib:hist2_bos', '§abbcab', ()),
+        ('lib:dyck2_ptf', '({)}(}', ()),
+        ('lib:frac_prevs', 'abba', ()),
+        (f, 'yxzzy', ('--vocab', 'xyz')),
+    ]
+    rs = ttc_many(
+        *[('rasp', p, '--input', x, '--json') for p, x, _ in cases]
+        + [('rasp', p, '--input', x, '--json', '--compile', *v) for p, x, v in cases]
+    )
+    for c, interp, comp in zip(cases, rs[: len(cases)], rs[len(cases) :]):
         assert interp.returncode == 0 and comp.returncode == 0, (c, interp.stderr, comp.stderr)
-        assert comp.stdout == interp.stdout, c                      # the same line of JSON: values, types and names
-    assert json.loads(rs[-1].stdout) == {'flip': [4, 3, 2, 1, 0], 'flipped': list('yzzxy'), 'count': [2, 1, 2, 2, 2]}
+        assert comp.stdout == interp.stdout, c  # the same line of JSON: values, types and names
+    assert json.loads(rs[-1].stdout) == {
+        'flip': [4, 3, 2, 1, 0],
+        'flipped': list('yzzxy'),
+        'count': [2, 1, 2, 2, 2],
+    }
+
 
 def test_name_and_plain_output(tmp_path):
-    interp, comp = ttc_many(('rasp', 'lib:dyck1_ptf', '--input', '(()'), ('rasp', 'lib:dyck1_ptf', '--input', '(()', '--compile'))
+    interp, comp = ttc_many(
+        ('rasp', 'lib:dyck1_ptf', '--input', '(()'),
+        ('rasp', 'lib:dyck1_ptf', '--input', '(()', '--compile'),
+    )
     assert comp.returncode == 0 and comp.stdout == interp.stdout and comp.stdout.count('\n') == 5
     r = ttc('rasp', 'lib:dyck1_ptf', '--input', '(()', '--compile', '--json', '--name', 'balance')
-    assert r.returncode == 0 and r.stdout == json.dumps(library('dyck1_ptf')('(()', 'balance')['balance']) + '\n', r.stderr
+    assert (
+        r.returncode == 0
+        and r.stdout == json.dumps(library('dyck1_ptf')('(()', 'balance')['balance']) + '\n'
+    ), r.stderr
+
 
 def test_analyse_json_is_the_compiled_models_shape():
     r = ttc('rasp', 'lib:most_freq_bos', '--compile', '--analyse', '--json', '--max-len', '8')
     m = compile_rasp(library('most_freq_bos'), library_vocab('most_freq_bos'), 8)
-    assert json.loads(r.stdout) == {'layers': len(m.heads), 'heads': m.heads, 'd_model': m.d_model,
-                                    'params': sum(p.numel() for p in m.parameters())}
-    assert json.loads(r.stdout)['layers'] == 3 and r.stdout.count('\n') == 1    # the analysis's 3
+    assert json.loads(r.stdout) == {
+        'layers': len(m.heads),
+        'heads': m.heads,
+        'd_model': m.d_model,
+        'params': sum(p.numel() for p in m.parameters()),
+    }
+    assert json.loads(r.stdout)['layers'] == 3 and r.stdout.count('\n') == 1  # the analysis's 3
+
 
 def one_line_error(r, text):
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    assert r.stdout == '' and 'Traceback' not in r.stderr and r.stderr == f'ttc: error: {text}\n', r.stderr
+    assert r.stdout == '' and 'Traceback' not in r.stderr and r.stderr == f'ttc: error: {text}\n', (
+        r.stderr
+    )
+
 
 def test_errors_exit_2_with_one_line(tmp_path):
-    (f := tmp_path/'p.rasp').write_text('x = tokens == "a";\n')
-    rs = ttc_many(('rasp', f, '--compile', '--input', 'ab'), ('rasp', 'lib:sort', '--compile', '--input', 'abx'),
-                  ('rasp', 'lib:sort', '--compile', '--input', 'abcd', '--max-len', '3'), ('rasp', 'lib:sort', '--vocab', 'ab'),
-                  ('rasp', f, '--compile', '--vocab', 'ab', '--input', 'ab', '--name', 'nope'))
-    one_line_error(rs[0], '--compile needs --vocab CHARS for a program file: the characters its inputs may hold')
+    (f := tmp_path / 'p.rasp').write_text('x = tokens == "a";\n')
+    rs = ttc_many(
+        ('rasp', f, '--compile', '--input', 'ab'),
+        ('rasp', 'lib:sort', '--compile', '--input', 'abx'),
+        ('rasp', 'lib:sort', '--compile', '--input', 'abcd', '--max-len', '3'),
+        ('rasp', 'lib:sort', '--vocab', 'ab'),
+        ('rasp', f, '--compile', '--vocab', 'ab', '--input', 'ab', '--name', 'nope'),
+    )
+    one_line_error(
+        rs[0],
+        '--compile needs --vocab CHARS for a program file: the characters its inputs may hold',
+    )
     one_line_error(rs[1], "the token 'x' of the input is not in the vocabulary 'abcd' (--vocab)")
     one_line_error(rs[2], 'the input has 4 tokens, more than --max-len 3')
     one_line_error(rs[3], '--vocab and --max-len go with --compile')
     one_line_error(rs[4], "the program has no s-op named 'nope'; its s-ops: x")
+
 
 def imports_torch(*argv, stdin='') -> bool:
     "Whether `ttc ARGV` imports PyTorch, run in a fresh Python."
@@ -52,7 +94,10 @@ def imports_torch(*argv, stdin='') -> bool:
     assert r.returncode == 0, r.stderr
     return r.stderr.splitlines()[-1] == 'True'
 
+
 def test_only_compile_imports_torch():
     assert not imports_torch('rasp', '-', stdin='x = indices + 1;')
     assert not imports_torch('rasp', 'lib:sort', '--input', 'abc', '--json')
-    assert imports_torch('rasp', 'lib:sort', '--input', 'abc', '--compile')    # the check sees torch where it is imported
+    assert imports_torch(
+        'rasp', 'lib:sort', '--input', 'abc', '--compile'
+    )  # the check sees torch where it is imported

@@ -1,5 +1,11 @@
 "A run killed with SIGKILL at a random moment and resumed logs exactly what an uninterrupted run logs."
-import json, os, random, signal, subprocess, time
+
+import json
+import os
+import random
+import signal
+import subprocess
+import time
 import pytest
 from ttc_nb.train.files import load_latest
 from conftest import TTC, concurrently, ttc
@@ -7,77 +13,155 @@ from conftest import TTC, concurrently, ttc
 # 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining (update 60) and every step of
 # the looped curriculum (updates 40, 60 and 120) fall inside the run; checkpoints every 25 updates, evaluations every 50.
 UPDATES = 150
-RUN = ['--preset', 'ci', '--set', f'updates={UPDATES}', '--set', 'ckpt_every=25', '--set', 'eval_every=50']
-EXPERIMENTS = {'prefix-parity': [],
-               'sudoku-rrn': ['--set', 'alpha=0.5', '--set', 'min_steps=2'],   # random step counts and the progressive loss draw random numbers
-               'sudoku-deq': ['--set', 'jac_reg=0.5', '--set', 'corrections=2', '--set', 'rho_reg=1', '--set', 'forget_max=0.9',
-                              '--set', 'pretrain=60'],   # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss
-               'looped-linear': ['--set', 'dims=2,3,1,40', '--set', 'points=4,7,1,40', '--set', 'loops=1,3,1,60']}  # the curriculum moves on during the run
+RUN = [
+    '--preset',
+    'ci',
+    '--set',
+    f'updates={UPDATES}',
+    '--set',
+    'ckpt_every=25',
+    '--set',
+    'eval_every=50',
+]
+EXPERIMENTS = {
+    'prefix-parity': [],
+    'sudoku-rrn': [
+        '--set',
+        'alpha=0.5',
+        '--set',
+        'min_steps=2',
+    ],  # random step counts and the progressive loss draw random numbers
+    'sudoku-deq': [
+        '--set',
+        'jac_reg=0.5',
+        '--set',
+        'corrections=2',
+        '--set',
+        'rho_reg=1',
+        '--set',
+        'forget_max=0.9',
+        '--set',
+        'pretrain=60',
+    ],  # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss
+    'looped-linear': [
+        '--set',
+        'dims=2,3,1,40',
+        '--set',
+        'points=4,7,1,40',
+        '--set',
+        'loops=1,3,1,60',
+    ],
+}  # the curriculum moves on during the run
+
 
 def records(run):
     "The run's metric records without their wall-clock times, which no two runs share."
-    return [{k: v for k, v in json.loads(l).items() if k != 'time'} for l in (run/'metrics.jsonl').read_text().splitlines()]
+    return [
+        {k: v for k, v in json.loads(l).items() if k != 'time'}
+        for l in (run / 'metrics.jsonl').read_text().splitlines()
+    ]
+
 
 def kill_delay(ref, seed):
     """A random wait after the first checkpoint (update 25) of at most 0.5 s, short enough that the kill lands in the first
     half of the training left, as timed by `ref`, the same run uninterrupted: a fast run is still training when killed."""
-    trained = [r['time'] for r in map(json.loads, (ref/'metrics.jsonl').read_text().splitlines()) if 'time' in r][-1]  # at the last evaluation
+    trained = [
+        r['time']
+        for r in map(json.loads, (ref / 'metrics.jsonl').read_text().splitlines())
+        if 'time' in r
+    ][-1]  # at the last evaluation
     return random.Random(seed).uniform(0, min(0.5, trained * (1 - 25 / UPDATES) / 2))
+
 
 def kill_mid_training(args, out, delay):
     "Start a run, SIGKILL it `delay` seconds after its first checkpoint; return the update it had reached."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    p = subprocess.Popen([*TTC, *args, '--out', str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [*TTC, *args, '--out', str(out)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.time() + 120
-    while not (out/'checkpoint.pt').exists():
+    while not (out / 'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
         time.sleep(0.01)
     time.sleep(delay)
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
-    p.send_signal(signal.SIGKILL); p.wait()
+    p.send_signal(signal.SIGKILL)
+    p.wait()
     return records(out)[-1]['update']
+
 
 @pytest.mark.parametrize('name', EXPERIMENTS)
 def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path, uninterrupted):
     args = ['run', name, *RUN, *EXPERIMENTS[name]]
     ref = uninterrupted(*args)
+
     def killed_then_resumed(seed):
-        out = tmp_path/f'killed{seed}'
+        out = tmp_path / f'killed{seed}'
         reached = kill_mid_training(args, out, kill_delay(ref, seed))
-        ck = load_latest(out/'checkpoint.pt')[0]['update']   # a kill between moving the old checkpoint aside and writing the new leaves only the old one
+        ck = load_latest(
+            out / 'checkpoint.pt'
+        )[
+            0
+        ][
+            'update'
+        ]  # a kill between moving the old checkpoint aside and writing the new leaves only the old one
         return out, reached, ck, ttc('run', name, '--out', out, '--resume')
-    for out, reached, ck, r in concurrently(killed_then_resumed, range(2)):    # two kills at two moments, side by side
+
+    for out, reached, ck, r in concurrently(
+        killed_then_resumed, range(2)
+    ):  # two kills at two moments, side by side
         assert reached < UPDATES
         assert r.returncode == 0, r.stderr
         assert records(out) == records(ref), f'killed at update {reached}, checkpoint {ck}'
-        assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
+        assert json.loads((out / 'curve.json').read_text()) == json.loads(
+            (ref / 'curve.json').read_text()
+        )
+
 
 def stopped_then_resumed(out, ref, args):
     "A stopped run's summary says so; resumed, it logs and measures exactly what the uninterrupted run `ref` did."
-    s = json.loads((out/'summary.json').read_text())
+    s = json.loads((out / 'summary.json').read_text())
     assert s['finished'] is False and 0 < s['update'] < UPDATES, s
     r = ttc('run', '--out', out, '--resume')
     assert r.returncode == 0, r.stderr
-    assert records(out) == records(ref), f"stopped at update {s['update']}"
-    assert json.loads((out/'curve.json').read_text()) == json.loads((ref/'curve.json').read_text())
-    assert json.loads((out/'summary.json').read_text())['finished'] is True
+    assert records(out) == records(ref), f'stopped at update {s["update"]}'
+    assert json.loads((out / 'curve.json').read_text()) == json.loads(
+        (ref / 'curve.json').read_text()
+    )
+    assert json.loads((out / 'summary.json').read_text())['finished'] is True
+
 
 def test_time_limit_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     args = ['run', 'prefix-parity', *RUN]
     ref = uninterrupted(*args)
-    out = tmp_path/'boxed'
-    r = ttc(*args, '--out', out, '--time-limit', '0s')   # past when training starts: it stops after the first update
+    out = tmp_path / 'boxed'
+    r = ttc(
+        *args, '--out', out, '--time-limit', '0s'
+    )  # past when training starts: it stops after the first update
     assert r.returncode == 0, r.stderr
-    assert r.stderr.startswith('ttc: time limit reached: stopped at update ') and f'resume with: ttc run --resume --out {out}' in r.stderr
+    assert (
+        r.stderr.startswith('ttc: time limit reached: stopped at update ')
+        and f'resume with: ttc run --resume --out {out}' in r.stderr
+    )
     stopped_then_resumed(out, ref, args)
+
 
 def test_sigterm_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     args = ['run', 'prefix-parity', *RUN]
     ref = uninterrupted(*args)
-    out, env = tmp_path/'term', os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    p = subprocess.Popen([*TTC, *args, '--out', str(out)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, env = tmp_path / 'term', os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
+    p = subprocess.Popen(
+        [*TTC, *args, '--out', str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 120
-    while not (out/'checkpoint.pt').exists():
+    while not (out / 'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
         time.sleep(0.01)
     time.sleep(0.2)

@@ -1,10 +1,15 @@
 "The library's shape: imports flow one way without a cycle, no public name shadows a builtin or is exported twice, and the notebooks test what they export."
-import ast, builtins, json, re, sys
+
+import ast
+import builtins
+import json
+import re
+import sys
 from pathlib import Path
 import pytest
 from conftest import ROOT
 
-LIB, NBS = ROOT/'ttc_nb', ROOT/'nbs'
+LIB, NBS = ROOT / 'ttc_nb', ROOT / 'nbs'
 
 # The layers are the folders, bottom up: a module imports modules of its own package or of lower layers. The
 # foundations are ordered among themselves; a method package imports no other method package, except where one
@@ -13,24 +18,27 @@ FOUNDATIONS = ['core', 'train', 'runs']
 TOP = ['report', 'cli']
 BUILDS_ON = {}
 
+
 def modules(lib=LIB):
     "Every module of the package under `lib`, as dotted names relative to it: 'core.protocol', 'cli'."
     paths = [p for p in lib.rglob('*.py') if p.stem != '__init__' and not p.stem.startswith('_')]
     return sorted('.'.join(p.relative_to(lib).with_suffix('').parts) for p in paths)
 
+
 def package(m):
     "The top-level package of module `m` ('rasp' for 'rasp.compiler.values'), or the module itself at the top."
     return m.split('.')[0]
 
+
 def imports(path, lib=LIB):
     "The ttc_nb modules that the module at `path` imports, at any depth of its code (function bodies included)."
-    here = path.relative_to(lib).with_suffix('').parts[:-1]   # the module's package, as folder names
+    here = path.relative_to(lib).with_suffix('').parts[:-1]  # the module's package, as folder names
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
             mod = node.module or ''
             if node.level:
-                base = list(here[:len(here) - node.level + 1])
+                base = list(here[: len(here) - node.level + 1])
                 parts = base + (mod.split('.') if mod else [])
             elif mod == 'ttc_nb' or mod.startswith('ttc_nb.'):
                 parts = mod.split('.')[1:]
@@ -42,31 +50,41 @@ def imports(path, lib=LIB):
             out |= {a.name.partition('.')[2] for a in node.names if a.name.startswith('ttc_nb.')}
     return out
 
+
 def graph(lib=LIB):
     "{module: the modules it imports}; a worker process's import of its own module is no edge."
     ms = modules(lib)
-    return {m: imports(lib/f"{m.replace('.', '/')}.py", lib) & set(ms) - {m} for m in ms}
+    return {m: imports(lib / f'{m.replace(".", "/")}.py', lib) & set(ms) - {m} for m in ms}
+
 
 def cycle(g):
     "A cycle of the directed graph `g` as a list of nodes, or None."
     state, stack = {}, []
+
     def visit(n):
         state[n] = 'open'
         stack.append(n)
         for m in sorted(g.get(n, ())):
-            if state.get(m) == 'open': return stack[stack.index(m):] + [m]
-            if m not in state and (c := visit(m)): return c
+            if state.get(m) == 'open':
+                return stack[stack.index(m) :] + [m]
+            if m not in state and (c := visit(m)):
+                return c
         state[n] = 'done'
         stack.pop()
+
     for n in sorted(g):
         if n not in state and (c := visit(n)):
             return c
 
+
 def rank(pkg):
     "The layer of top-level package `pkg`: the foundations in order, then the methods, then the top."
-    if pkg in FOUNDATIONS: return FOUNDATIONS.index(pkg)
-    if pkg in TOP: return len(FOUNDATIONS) + 1 + TOP.index(pkg)
+    if pkg in FOUNDATIONS:
+        return FOUNDATIONS.index(pkg)
+    if pkg in TOP:
+        return len(FOUNDATIONS) + 1 + TOP.index(pkg)
     return len(FOUNDATIONS)
+
 
 def layer_violations(g):
     "Imports against the layers' direction, as 'a -> b' strings."
@@ -75,109 +93,175 @@ def layer_violations(g):
         for b in bs:
             pa, pb = package(a), package(b)
             ok = pa == pb or rank(pb) < rank(pa) or pb in BUILDS_ON.get(pa, ())
-            if not ok: bad.append(f'{a} -> {b}')
+            if not ok:
+                bad.append(f'{a} -> {b}')
     return sorted(bad)
+
 
 def test_the_layers_are_folders():
     "Every module sits in a package, but the command line; every package says what it is in one line."
     assert [m for m in modules() if '.' not in m] == ['cli']
     for init in LIB.rglob('__init__.py'):
-        if init.parent == LIB: continue
+        if init.parent == LIB:
+            continue
         doc = ast.get_docstring(ast.parse(init.read_text()))
         assert doc and '\n' not in doc, init
+
 
 def test_at_least_five_method_and_foundation_packages():
     assert len({package(m) for m in modules()} - set(TOP)) >= 5
 
+
 def test_import_graph_has_no_cycle():
     assert cycle(graph()) is None
+
 
 def test_imports_flow_one_way():
     assert layer_violations(graph()) == []
 
+
 def test_the_checks_fail_on_a_cycle_and_on_an_import_upwards(tmp_path):
     for d in ('core', 'train', 'act', 'looped'):
-        (tmp_path/d).mkdir()
-    (tmp_path/'core'/'protocol.py').write_text('from ..train.fit import fit\n')
-    (tmp_path/'train'/'fit.py').write_text('def f():\n    from ttc_nb.core.protocol import Recurrent\n')  # lazy counts
-    (tmp_path/'act'/'model.py').write_text('import ttc_nb.looped.model\n')
-    (tmp_path/'looped'/'model.py').write_text('')
+        (tmp_path / d).mkdir()
+    (tmp_path / 'core' / 'protocol.py').write_text('from ..train.fit import fit\n')
+    (tmp_path / 'train' / 'fit.py').write_text(
+        'def f():\n    from ttc_nb.core.protocol import Recurrent\n'
+    )  # lazy counts
+    (tmp_path / 'act' / 'model.py').write_text('import ttc_nb.looped.model\n')
+    (tmp_path / 'looped' / 'model.py').write_text('')
     g = graph(tmp_path)
-    assert cycle(g) in (['core.protocol', 'train.fit', 'core.protocol'], ['train.fit', 'core.protocol', 'train.fit'])
+    assert cycle(g) in (
+        ['core.protocol', 'train.fit', 'core.protocol'],
+        ['train.fit', 'core.protocol', 'train.fit'],
+    )
     assert layer_violations(g) == ['act.model -> looped.model', 'core.protocol -> train.fit']
 
-MAX_LINES = 420   # ours: "about 400", a module a reader can hold in mind and name in one sentence; 5% slack
+
+MAX_LINES = (
+    420  # ours: "about 400", a module a reader can hold in mind and name in one sentence; 5% slack
+)
+
 
 def test_no_module_is_far_over_400_lines():
-    lines = {m: len((LIB/f"{m.replace('.', '/')}.py").read_text().splitlines()) for m in modules()}
+    lines = {
+        m: len((LIB / f'{m.replace(".", "/")}.py').read_text().splitlines()) for m in modules()
+    }
     assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
+
 
 def public_names():
     "{module: its __all__}, read from the source without importing."
     out = {}
     for m in modules():
-        tree = ast.parse((LIB/f"{m.replace('.', '/')}.py").read_text())
-        alls = [n.value for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, 'id', '') == '__all__' for t in n.targets)]
+        tree = ast.parse((LIB / f'{m.replace(".", "/")}.py').read_text())
+        alls = [
+            n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and any(getattr(t, 'id', '') == '__all__' for t in n.targets)
+        ]
         out[m] = set(ast.literal_eval(alls[0])) if alls else set()
     return out
 
+
 def test_no_public_name_shadows_a_builtin_or_a_module():
-    taken = set(dir(builtins)) | set(sys.stdlib_module_names) | {'torch', 'numpy', 'np', 'nn', 'F', 'ttc_nb'}
+    taken = (
+        set(dir(builtins))
+        | set(sys.stdlib_module_names)
+        | {'torch', 'numpy', 'np', 'nn', 'F', 'ttc_nb'}
+    )
     assert {m: sorted(ns & taken) for m, ns in public_names().items() if ns & taken} == {}
 
-SHARED = {'reproduction'}     # each method's reproduction rows: one name for one thing, which the README gathers from every method
+
+SHARED = {
+    'reproduction'
+}  # each method's reproduction rows: one name for one thing, which the README gathers from every method
+
 
 def test_no_public_name_is_exported_twice():
     seen = {}
     for m, ns in public_names().items():
-        for n in ns: seen.setdefault(n, []).append(m)
+        for n in ns:
+            seen.setdefault(n, []).append(m)
     assert {n: ms for n, ms in seen.items() if len(ms) > 1 and n not in SHARED} == {}
+
 
 def test_methods_import_rrn_only_for_the_network():
     "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`, never from `rrn`."
     for m in ('sudoku.deq', 'sudoku.pgadj'):
-        names = {a.name for node in ast.walk(ast.parse((LIB/f"{m.replace('.', '/')}.py").read_text()))
-                 if isinstance(node, ast.ImportFrom) and (node.module or '').endswith('rrn') for a in node.names}
+        names = {
+            a.name
+            for node in ast.walk(ast.parse((LIB / f'{m.replace(".", "/")}.py').read_text()))
+            if isinstance(node, ast.ImportFrom) and (node.module or '').endswith('rrn')
+            for a in node.names
+        }
         assert names <= {'RRN'}, (m, names)
+
 
 # Tests beside the code: an export cell that defines names is followed by a code cell that uses one of them.
 def _defined(src):
     "Names a cell's top-level statements define (a cell that only calls, say `register(...)`, defines none); None for a cell of imports only."
-    try: tree = ast.parse(src)
-    except SyntaxError: return set()
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return set()
     body = [n for n in tree.body if not isinstance(n, (ast.Import, ast.ImportFrom))]
-    if not body: return None
+    if not body:
+        return None
     names = set()
     for n in body:
-        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)): names.add(n.name)
+        if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.add(n.name)
         elif isinstance(n, (ast.Assign, ast.AnnAssign)):
-            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+            for t in n.targets if isinstance(n, ast.Assign) else [n.target]:
                 names |= {x.id for x in ast.walk(t) if isinstance(x, ast.Name)}
     return names
+
 
 def coverage(nbs=NBS):
     "(export cells that define names, those followed by a code cell that uses one of them, the uncovered as 'notebook: names')."
     total, covered, missing = 0, 0, []
     for nb in sorted(nbs.glob('*.ipynb')):
-        code = [''.join(c['source']) for c in json.loads(nb.read_text())['cells'] if c['cell_type'] == 'code']
+        code = [
+            ''.join(c['source'])
+            for c in json.loads(nb.read_text())['cells']
+            if c['cell_type'] == 'code'
+        ]
         for i, src in enumerate(code):
-            if not re.match(r'#\|\s*export', src): continue
+            if not re.match(r'#\|\s*export', src):
+                continue
             names = _defined(re.sub(r'^#\|.*$', '', src, flags=re.M))
-            if not names: continue
+            if not names:
+                continue
             total += 1
             nxt = code[i + 1] if i + 1 < len(code) else ''
-            if not re.match(r'#\|\s*export', nxt) and any(re.search(rf'\b{re.escape(n)}\b', nxt) for n in names): covered += 1
-            else: missing.append(f'{nb.name}: {", ".join(sorted(names))[:80]}')
+            if not re.match(r'#\|\s*export', nxt) and any(
+                re.search(rf'\b{re.escape(n)}\b', nxt) for n in names
+            ):
+                covered += 1
+            else:
+                missing.append(f'{nb.name}: {", ".join(sorted(names))[:80]}')
     return total, covered, missing
+
 
 def test_at_least_90_percent_of_export_cells_are_followed_by_their_test():
     total, covered, missing = coverage()
     print(f'{covered} of {total} export cells are followed by a cell that uses what they define')
     assert covered >= 0.9 * total, '\n'.join(missing)
 
+
 def test_coverage_counts_only_a_following_cell_that_uses_the_definition(tmp_path):
     cell = lambda s: dict(cell_type='code', source=s)
-    nb = dict(cells=[cell('#| export\nimport os'), cell('#| export\ndef f(): pass'), cell('f()'),
-                     cell('#| export\ndef g(): pass'), cell('#| export\nh = 1'), dict(cell_type='markdown', source='g'), cell('print(2)')])
-    (tmp_path/'x.ipynb').write_text(json.dumps(nb))
+    nb = dict(
+        cells=[
+            cell('#| export\nimport os'),
+            cell('#| export\ndef f(): pass'),
+            cell('f()'),
+            cell('#| export\ndef g(): pass'),
+            cell('#| export\nh = 1'),
+            dict(cell_type='markdown', source='g'),
+            cell('print(2)'),
+        ]
+    )
+    (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
     assert coverage(tmp_path) == (3, 1, ['x.ipynb: g', 'x.ipynb: h'])

@@ -6,7 +6,20 @@
 Quarto, which `nbdev_docs` uses, cannot be installed on our machines, so nbdev's own processing
 (`nbdev.serve.proc_nbs`: show_doc rendered, exports hidden, links added) feeds a renderer from PyPI instead.
 """
-import ast, dataclasses, functools, html, importlib, inspect, json, os, re, shutil, subprocess, sys, tarfile
+
+import ast
+import dataclasses
+import functools
+import html
+import importlib
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
 from pathlib import Path
 import yaml
 import fastcore.docments
@@ -14,9 +27,14 @@ from nbdev.config import get_config
 from nbdev.serve import proc_nbs
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD, SRC = ROOT/'_build', ROOT/'_build'/'src'
+BUILD, SRC = ROOT / '_build', ROOT / '_build' / 'src'
 KATEX = 'katex@0.16.22'
-NOT_PAGES = ['*.md', '*.markdown', '*.ipynb', '*.py']   # files of data folders and vendored packages that would become pages
+NOT_PAGES = [
+    '*.md',
+    '*.markdown',
+    '*.ipynb',
+    '*.py',
+]  # files of data folders and vendored packages that would become pages
 
 # mkdocs-jupyter inlines its own CSS in every page, after ours: its rules win unless ours are more specific or !important.
 SITE_CSS = """/* No In [ ]: / Out[ ]: prompts, at any width. */
@@ -61,44 +79,68 @@ window.addEventListener('load', () => document.querySelectorAll('.md-content img
 document.addEventListener('click', e => { const img = e.target.closest('img.zoomable'); if (img) img.classList.toggle('zoomed'); });
 """
 
+
 # show_doc takes a docstring from fastcore's `docstring`, which falls back on `type(sym).__call__`'s: a function without
 # a docstring reads "Call self as a function.", a class without one "Initialize self.  See help(type(self))...", a
 # `functools.partial` the docstring of `partial` itself, and a dataclass its generated `Name(field: type = ...)`.
 def docstring(sym):
     "The docstring written for `sym`: a partial's function's, a callable object's class's or `__call__`'s; else ''."
-    if isinstance(sym, str): return sym
-    if isinstance(sym, functools.partial): return docstring(sym.func)
+    if isinstance(sym, str):
+        return sym
+    if isinstance(sym, functools.partial):
+        return docstring(sym.func)
     own = lambda f: inspect.isfunction(getattr(f, '__func__', f)) and inspect.getdoc(f) or ''
     if inspect.isclass(sym):
-        doc = sym.__dict__.get('__doc__')                 # its own: inspect.getdoc would inherit a base class's
+        doc = sym.__dict__.get('__doc__')  # its own: inspect.getdoc would inherit a base class's
         doc = doc if isinstance(doc, str) else ''
-        if dataclasses.is_dataclass(sym) and doc.startswith(sym.__name__ + '('): doc = ''   # the generated one
+        if dataclasses.is_dataclass(sym) and doc.startswith(sym.__name__ + '('):
+            doc = ''  # the generated one
         return inspect.cleandoc(doc) or own(sym.__init__)
-    if inspect.isfunction(sym) or inspect.ismethod(sym): return inspect.getdoc(sym) or ''
-    if callable(sym): return docstring(type(sym)) or own(sym.__call__)
+    if inspect.isfunction(sym) or inspect.ismethod(sym):
+        return inspect.getdoc(sym) or ''
+    if callable(sym):
+        return docstring(type(sym)) or own(sym.__call__)
     return inspect.getdoc(sym) or ''
+
 
 _code_span = re.compile(r'(`+)(.+?)\1')
 
+
 def _escape_md(s):
     "`s` with the characters Markdown reads as emphasis escaped, outside code spans."
-    parts = _code_span.split(s)    # text, ticks, code, text, ticks, code, ..., text
-    return ''.join(re.sub(r'([\\*_])', r'\\\1', p) if i % 3 == 0 else f'{parts[i - 1]}{p}{parts[i - 1]}' if i % 3 == 2 else ''
-                   for i, p in enumerate(parts))
+    parts = _code_span.split(s)  # text, ticks, code, text, ticks, code, ..., text
+    return ''.join(
+        re.sub(r'([\\*_])', r'\\\1', p)
+        if i % 3 == 0
+        else f'{parts[i - 1]}{p}{parts[i - 1]}'
+        if i % 3 == 2
+        else ''
+        for i, p in enumerate(parts)
+    )
+
 
 def _ital_first(s):
     "show_doc's first docstring line in italics, with its `*` and `_` escaped (`n*n digits` would end the italics)."
     return re.sub(r'^(\s*)(.+)', lambda m: f'{m.group(1)}*{_escape_md(m.group(2))}*', s, count=1)
 
+
 _doc_text = fastcore.docments.DocmentText.__str__
+
+
 def _signature_text(self):
     "show_doc's signature, a partial named as show_doc names it (`f[partial: b=2]`) rather than `partial.__call__`."
     s = _doc_text(self)
-    return s.replace('partial.__call__(', fastcore.docments.qual_name(self.obj) + '(', 1) if isinstance(self.obj, functools.partial) else s
+    return (
+        s.replace('partial.__call__(', fastcore.docments.qual_name(self.obj) + '(', 1)
+        if isinstance(self.obj, functools.partial)
+        else s
+    )
+
 
 def _patch_show_doc():
     fastcore.docments.docstring, fastcore.docments._ital_first = docstring, _ital_first
     fastcore.docments.DocmentText.__str__ = fastcore.docments.DocmentText.__repr__ = _signature_text
+
 
 def _front(nb):
     "The YAML front matter nbdev puts in a raw first cell, and the notebook without it."
@@ -107,166 +149,272 @@ def _front(nb):
         return yaml.safe_load(''.join(c['source']).strip().strip('-')) or {}, nb['cells'][1:]
     return {}, nb['cells']
 
+
 def _directives(src):
     "Split `#| key: value` lines from the rest of a code cell."
     d, rest = {}, []
     for l in src.splitlines():
-        m = re.match(r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', l)   # `#| echo: false`, `#| default_exp train.files`, `#| hide`
-        if m: d[m.group(1)] = (m.group(2) or 'true').strip()
-        else: rest.append(l)
+        m = re.match(
+            r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', l
+        )  # `#| echo: false`, `#| default_exp train.files`, `#| hide`
+        if m:
+            d[m.group(1)] = (m.group(2) or 'true').strip()
+        else:
+            rest.append(l)
     return d, '\n'.join(rest).strip('\n')
 
+
 _delim = re.compile(r'^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$')
+
 
 def _table_pipes(md):
     """GitHub reads `\\|` inside a code span of a table as a `|` of the code; the site's renderer (mistune) shows the
     backslash: such spans become HTML code with the pipe as an entity, which every renderer reads the same."""
     lines, fence, in_table = md.split('\n'), False, False
     for i, l in enumerate(lines):
-        if l.lstrip().startswith(('```', '~~~')): fence = not fence
-        if fence: continue
-        if not l.strip(): in_table = False
-        elif i + 1 < len(lines) and '|' in l and _delim.match(lines[i + 1]) and '-' in lines[i + 1]: in_table = True
+        if l.lstrip().startswith(('```', '~~~')):
+            fence = not fence
+        if fence:
+            continue
+        if not l.strip():
+            in_table = False
+        elif i + 1 < len(lines) and '|' in l and _delim.match(lines[i + 1]) and '-' in lines[i + 1]:
+            in_table = True
         if in_table and '\\|' in l:
-            lines[i] = _code_span.sub(lambda m: m.group(0) if '\\|' not in m.group(2) else
-                                      '<code>' + html.escape(m.group(2).replace('\\|', '|')).replace('|', '&#124;') + '</code>', l)
+            lines[i] = _code_span.sub(
+                lambda m: (
+                    m.group(0)
+                    if '\\|' not in m.group(2)
+                    else '<code>'
+                    + html.escape(m.group(2).replace('\\|', '|')).replace('|', '&#124;')
+                    + '</code>'
+                ),
+                l,
+            )
     return '\n'.join(lines)
+
 
 def _cell(c, md):
     "A processed cell for rendering (`md` applied to its Markdown), or None to drop it."
     src = ''.join(c['source'])
-    if c['cell_type'] == 'markdown': return c | {'source': md(src)}
-    if c['cell_type'] != 'code': return None
+    if c['cell_type'] == 'markdown':
+        return c | {'source': md(src)}
+    if c['cell_type'] != 'code':
+        return None
     d, src = _directives(src)
-    if d.get('include') == 'false' or 'hide' in d: return None
+    if d.get('include') == 'false' or 'hide' in d:
+        return None
     for o in c.get('outputs', []):
         for k, v in o.get('data', {}).items():
-            if k == 'text/markdown': o['data'][k] = md(''.join(v))
+            if k == 'text/markdown':
+                o['data'][k] = md(''.join(v))
     tags = ['remove_input'] if d.get('echo') == 'false' or not src else []
-    if tags and not c.get('outputs'): return None
+    if tags and not c.get('outputs'):
+        return None
     return c | {'source': src, 'metadata': {'tags': tags}}
+
 
 def pages(site=False):
     "Process the notebooks into `_build/src/<page>.ipynb` (`site`: for the site's renderer); [(notebook name, page name, title)]."
     cfg = get_config()
     _patch_show_doc()
-    proc = proc_nbs(n_workers=0, force=True)   # also redo unchanged notebooks: doc links depend on every module
+    proc = proc_nbs(
+        n_workers=0, force=True
+    )  # also redo unchanged notebooks: doc links depend on every module
     fronts = {p.name: _front(json.loads(p.read_text()))[0] for p in sorted(proc.glob('*.ipynb'))}
     names = {nb: f.get('output-file', nb).replace('.html', '') for nb, f in fronts.items()}
-    host = f"{cfg.doc_host}{cfg.doc_baseurl}".rstrip('/') + '/'
+    host = f'{cfg.doc_host}{cfg.doc_baseurl}'.rstrip('/') + '/'
+
     def links(s):
-        s = re.sub(r'^\[source\]\(.*\)\{.*\}\n', '', s.replace(host, ''), flags=re.M)  # quarto-only source links
-        return re.sub(r'(\]\(|href=")([\w.-]+)\.ipynb', lambda m: m.group(1) + names.get(m.group(2) + '.ipynb', m.group(2)) + '.html', s)
+        s = re.sub(
+            r'^\[source\]\(.*\)\{.*\}\n', '', s.replace(host, ''), flags=re.M
+        )  # quarto-only source links
+        return re.sub(
+            r'(\]\(|href=")([\w.-]+)\.ipynb',
+            lambda m: m.group(1) + names.get(m.group(2) + '.ipynb', m.group(2)) + '.html',
+            s,
+        )
+
     md = (lambda s: _table_pipes(links(s))) if site else links
-    if SRC.exists(): shutil.rmtree(SRC)
+    if SRC.exists():
+        shutil.rmtree(SRC)
     SRC.mkdir(parents=True)
     out = []
     for nb_name, front in fronts.items():
-        nb = json.loads((proc/nb_name).read_text())
+        nb = json.loads((proc / nb_name).read_text())
         _, cells = _front(nb)
         title = front.get('title', nb_name).lstrip('# ')
-        head = f"# {title}\n\n" + (f"> {front['description']}" if front.get('description') else '')
-        cells = [{'cell_type': 'markdown', 'metadata': {}, 'source': head}] + [c for c in (_cell(c, md) for c in cells) if c]
-        (SRC/f'{names[nb_name]}.ipynb').write_text(json.dumps(nb | {'cells': cells}, indent=1))
+        head = f'# {title}\n\n' + (f'> {front["description"]}' if front.get('description') else '')
+        cells = [{'cell_type': 'markdown', 'metadata': {}, 'source': head}] + [
+            c for c in (_cell(c, md) for c in cells) if c
+        ]
+        (SRC / f'{names[nb_name]}.ipynb').write_text(json.dumps(nb | {'cells': cells}, indent=1))
         out.append((nb_name, names[nb_name], title))
-    for d in (ROOT/cfg.nbs_path).iterdir():
+    for d in (ROOT / cfg.nbs_path).iterdir():
         if d.is_dir() and not d.name.startswith(('.', '_')):
-            shutil.copytree(d, SRC/d.name, ignore=shutil.ignore_patterns('*.pt', *NOT_PAGES))
+            shutil.copytree(d, SRC / d.name, ignore=shutil.ignore_patterns('*.pt', *NOT_PAGES))
     return out
+
 
 def readme():
     "README.md from the processed index notebook: markdown as is, code and outputs as fenced blocks."
     notebook_of = {page: name for name, page, _ in pages()}
-    nb = json.loads((SRC/'index.ipynb').read_text())
+    nb = json.loads((SRC / 'index.ipynb').read_text())
+
     def fix(s):
         s = re.sub(r'\]\(([\w.]+)\.html', lambda m: f'](nbs/{notebook_of[m.group(1)]}', s)
         return re.sub(r'\]\((?!https?:|#|nbs/)([^)]+)\)', lambda m: f'](nbs/{m.group(1)})', s)
+
     parts = []
     for c in nb['cells']:
         src = ''.join(c['source'])
         if c['cell_type'] == 'markdown':
-            if not src.startswith('<!-- WARNING'): parts.append(fix(src))
+            if not src.startswith('<!-- WARNING'):
+                parts.append(fix(src))
             continue
-        if 'remove_input' not in c['metadata'].get('tags', []): parts.append(f"```python\n{src}\n```")
+        if 'remove_input' not in c['metadata'].get('tags', []):
+            parts.append(f'```python\n{src}\n```')
         for o in c.get('outputs', []):
-            text = ''.join(o.get('text', '') or o.get('data', {}).get('text/markdown', '') or o.get('data', {}).get('text/plain', ''))
-            if text: parts.append(text if 'text/markdown' in o.get('data', {}) else f"```\n{text.rstrip()}\n```")
+            text = ''.join(
+                o.get('text', '')
+                or o.get('data', {}).get('text/markdown', '')
+                or o.get('data', {}).get('text/plain', '')
+            )
+            if text:
+                parts.append(
+                    text if 'text/markdown' in o.get('data', {}) else f'```\n{text.rstrip()}\n```'
+                )
     banner = '<!-- Generated from nbs/index.ipynb by `make export`: edit the notebook, not this file. -->'
-    (ROOT/'README.md').write_text(banner + '\n\n' + '\n\n'.join(p.strip('\n') for p in parts) + '\n')
+    (ROOT / 'README.md').write_text(
+        banner + '\n\n' + '\n\n'.join(p.strip('\n') for p in parts) + '\n'
+    )
+
 
 def _katex():
     "KaTeX (from the npm registry; math renders without any CDN), unpacked into the site's assets: its code, not its README."
-    dest = SRC/'assets'/'katex'
-    cache = BUILD/'katex'
-    if not (cache/'katex.min.js').exists():
+    dest = SRC / 'assets' / 'katex'
+    cache = BUILD / 'katex'
+    if not (cache / 'katex.min.js').exists():
         BUILD.mkdir(exist_ok=True)
-        tgz = subprocess.run(['npm', 'pack', KATEX, '--silent'], cwd=BUILD, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
-        with tarfile.open(BUILD/tgz) as t: t.extractall(BUILD/'katex-pkg', filter='data')
-        shutil.copytree(BUILD/'katex-pkg'/'package'/'dist', cache, dirs_exist_ok=True)
+        tgz = (
+            subprocess.run(
+                ['npm', 'pack', KATEX, '--silent'],
+                cwd=BUILD,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        with tarfile.open(BUILD / tgz) as t:
+            t.extractall(BUILD / 'katex-pkg', filter='data')
+        shutil.copytree(BUILD / 'katex-pkg' / 'package' / 'dist', cache, dirs_exist_ok=True)
     shutil.copytree(cache, dest, ignore=shutil.ignore_patterns(*NOT_PAGES))
-    (SRC/'assets'/'math.js').write_text('''document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
+    (
+        SRC / 'assets' / 'math.js'
+    ).write_text("""document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
   delimiters: [{left: "$$", right: "$$", display: true}, {left: "$", right: "$", display: false},
                {left: "\\\\[", right: "\\\\]", display: true}, {left: "\\\\(", right: "\\\\)", display: false}],
   ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code"], throwOnError: false}));
-''')
+""")
+
 
 # The API page: every public name, module by module in the notebooks' order, with its signature, the first paragraph
 # of its docstring and a link to where its notebook explains it (its show_doc, or for a constant the section defining it).
 
+
 def _anno(a):
     "An annotation as short as it reads in the notebooks: `ACTConfig`, not `ttc_nb.act.model.ACTConfig`."
-    s = a if isinstance(a, str) else a.__qualname__ if isinstance(a, type) else inspect.formatannotation(a)
+    s = (
+        a
+        if isinstance(a, str)
+        else a.__qualname__
+        if isinstance(a, type)
+        else inspect.formatannotation(a)
+    )
     return re.sub(r'\b(?:[a-z_]\w*\.)+(?=[A-Za-z_])', '', s).replace(' ', '')
 
+
 def _default(v):
-    if (inspect.isfunction(v) or inspect.isclass(v)) and hasattr(v, '__name__'): return v.__name__
+    if (inspect.isfunction(v) or inspect.isclass(v)) and hasattr(v, '__name__'):
+        return v.__name__
     r = repr(v)
     return f'<{type(v).__name__}>' if ' at 0x' in r else r
+
 
 def _params(params):
     "Parameters as show_doc writes them (`lr:float=0.001`), with `*` and `/` where Python's signature has them."
     out, star = [], False
     for i, p in enumerate(params):
-        if p.kind == p.KEYWORD_ONLY and not star: out.append('*')
+        if p.kind == p.KEYWORD_ONLY and not star:
+            out.append('*')
         star = star or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
         s = {p.VAR_POSITIONAL: '*', p.VAR_KEYWORD: '**'}.get(p.kind, '') + p.name
-        if p.annotation is not p.empty: s += ':' + _anno(p.annotation)
-        if p.default is not p.empty: s += '=' + _default(p.default)
+        if p.annotation is not p.empty:
+            s += ':' + _anno(p.annotation)
+        if p.default is not p.empty:
+            s += '=' + _default(p.default)
         out.append(s)
-        if p.kind == p.POSITIONAL_ONLY and (i + 1 == len(params) or params[i + 1].kind != p.POSITIONAL_ONLY): out.append('/')
+        if p.kind == p.POSITIONAL_ONLY and (
+            i + 1 == len(params) or params[i + 1].kind != p.POSITIONAL_ONLY
+        ):
+            out.append('/')
     return out
 
+
 def _same(a, b):
-    try: return bool(a == b)
-    except Exception: return a is b
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
 
 def _signature(obj):
     "(kind, the parameters as strings, the return annotation) of a callable; a dataclass that extends another shows its own fields."
-    try: sig = inspect.signature(obj, eval_str=True)
+    try:
+        sig = inspect.signature(obj, eval_str=True)
     except Exception:
-        try: sig = inspect.signature(obj)
-        except (TypeError, ValueError): return None
+        try:
+            sig = inspect.signature(obj)
+        except (TypeError, ValueError):
+            return None
     params, base = list(sig.parameters.values()), None
     if inspect.isclass(obj) and dataclasses.is_dataclass(obj):
         base = next((b for b in obj.__mro__[1:] if dataclasses.is_dataclass(b)), None)
         if base:
             inherited = {f.name: f.default for f in dataclasses.fields(base)}
-            params = [p for p in params if p.name not in inherited or not _same(p.default, inherited[p.name])]
-    ret = '' if inspect.isclass(obj) or sig.return_annotation is sig.empty else '->' + _anno(sig.return_annotation)
+            params = [
+                p
+                for p in params
+                if p.name not in inherited or not _same(p.default, inherited[p.name])
+            ]
+    ret = (
+        ''
+        if inspect.isclass(obj) or sig.return_annotation is sig.empty
+        else '->' + _anno(sig.return_annotation)
+    )
     return base, _params(params), ret
+
 
 def _prose(s, anchors, params=()):
     "Docstring text as HTML: escaped, code spans as code, one naming a public name (not one of `params`) linked to its entry."
     parts = _code_span.split(s)
     out = []
     for i, p in enumerate(parts):
-        if i % 3 == 0: out.append(html.escape(p))
+        if i % 3 == 0:
+            out.append(html.escape(p))
         elif i % 3 == 2:
             code = f'<code>{html.escape(p)}</code>'
-            out.append(f'<a href="#{anchors[p]}">{code}</a>' if p in anchors and p not in params else code)
+            out.append(
+                f'<a href="#{anchors[p]}">{code}</a>' if p in anchors and p not in params else code
+            )
     return ''.join(out)
 
-def _first_paragraph(doc): return ' '.join(doc.split('\n\n')[0].split())
+
+def _first_paragraph(doc):
+    return ' '.join(doc.split('\n\n')[0].split())
+
 
 def _constant_sections(nbs):
     "{(module, name): section heading text} of the public constants that export cells of `nbs` define."
@@ -278,97 +426,183 @@ def _constant_sections(nbs):
             src = ''.join(c['source'])
             if c['cell_type'] == 'markdown':
                 hs = re.findall(r'^(#{2,6})\s+(.+?)\s*$', src, flags=re.M)
-                if hs: heading = hs[-1][1]
+                if hs:
+                    heading = hs[-1][1]
                 continue
             d, code = _directives(src)
-            if 'default_exp' in d: module = d['default_exp']
+            if 'default_exp' in d:
+                module = d['default_exp']
             exp = next((d[k] for k in ('export', 'exports') if k in d), None)
-            if exp is None or module is None: continue
-            mod = f"ttc_nb.{module if exp == 'true' else exp}"
-            try: tree = ast.parse(code)
-            except SyntaxError: continue
+            if exp is None or module is None:
+                continue
+            mod = f'ttc_nb.{module if exp == "true" else exp}'
+            try:
+                tree = ast.parse(code)
+            except SyntaxError:
+                continue
             for node in tree.body:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+                targets = (
+                    node.targets
+                    if isinstance(node, ast.Assign)
+                    else [node.target]
+                    if isinstance(node, ast.AnnAssign)
+                    else []
+                )
                 for t in targets:
                     for n in ast.walk(t):
-                        if isinstance(n, ast.Name): out.setdefault((mod, n.id), heading)
+                        if isinstance(n, ast.Name):
+                            out.setdefault((mod, n.id), heading)
     return out
+
 
 def _heading_id(text):
     "The id mkdocs-jupyter gives a Markdown heading (nbconvert's renderer, as mkdocs-jupyter patches it)."
-    import mkdocs_jupyter.convert   # noqa: F401  (patches the renderer's headings)
+    import mkdocs_jupyter.convert  # noqa: F401  (patches the renderer's headings)
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
     return re.search(r'id="([^"]*)"', markdown2html_mistune(f'## {text}')).group(1)
+
 
 def api_page(ps):
     "The Markdown of the API page, from the modules' `__all__` and nbdev's index of where each name is documented."
     cfg = get_config()
     from ttc_nb._modidx import d
-    nbs = sorted((ROOT/cfg.nbs_path).glob('*.ipynb'))
+
+    nbs = sorted((ROOT / cfg.nbs_path).glob('*.ipynb'))
     page_of = {name: page for name, page, _ in ps}
     title_of = {page: title for _, page, title in ps}
-    order = {}                                  # module -> its notebook, for the notebooks' order
+    order = {}  # module -> its notebook, for the notebooks' order
     for p in nbs:
         m = re.search(r'"#\|\s*default_exp\s+([\w.]+)', p.read_text())
-        if m: order[f'ttc_nb.{m.group(1)}'] = p.name
+        if m:
+            order[f'ttc_nb.{m.group(1)}'] = p.name
     sections = _constant_sections(nbs)
-    mods = sorted((m for m in d['syms'] if getattr(importlib.import_module(m), '__all__', None)), key=lambda m: (order.get(m, '~'), m))
+    mods = sorted(
+        (m for m in d['syms'] if getattr(importlib.import_module(m), '__all__', None)),
+        key=lambda m: (order.get(m, '~'), m),
+    )
     anchors = {}
     for mod in mods:
-        for name in importlib.import_module(mod).__all__: anchors.setdefault(name, f'{mod}.{name}')
-    out = ['# API', '', f'Every public name of `{cfg.lib_name}`, module by module in the order the notebooks explain them: its '
-           'signature, the first paragraph of its docstring, and a link (its name) to where its notebook explains it.', '']
+        for name in importlib.import_module(mod).__all__:
+            anchors.setdefault(name, f'{mod}.{name}')
+    out = [
+        '# API',
+        '',
+        f'Every public name of `{cfg.lib_name}`, module by module in the order the notebooks explain them: its '
+        'signature, the first paragraph of its docstring, and a link (its name) to where its notebook explains it.',
+        '',
+    ]
     for mod in mods:
         m = importlib.import_module(mod)
         urls = {k.removeprefix(mod + '.'): url for k, (url, _) in d['syms'][mod].items()}
-        page = page_of.get(order.get(mod)) or next(iter(urls.values()), '').split('#')[0].removesuffix('.html')
-        out += [f'## {mod}', '', f'<p>{_prose(_first_paragraph(m.__doc__ or ""), anchors)} '
-                f'<a href="{page}.html">{html.escape(title_of.get(page, page))}</a></p>', '', '<dl class="api">']
+        page = page_of.get(order.get(mod)) or next(iter(urls.values()), '').split('#')[
+            0
+        ].removesuffix('.html')
+        out += [
+            f'## {mod}',
+            '',
+            f'<p>{_prose(_first_paragraph(m.__doc__ or ""), anchors)} '
+            f'<a href="{page}.html">{html.escape(title_of.get(page, page))}</a></p>',
+            '',
+            '<dl class="api">',
+        ]
         for name in m.__all__:
             obj = getattr(m, name)
-            url = urls.get(name) or f'{page}.html' + (f'#{_heading_id(h)}' if (h := sections.get((mod, name))) else '')
+            url = urls.get(name) or f'{page}.html' + (
+                f'#{_heading_id(h)}' if (h := sections.get((mod, name))) else ''
+            )
             link = f'<a href="{url}">{html.escape(name)}</a>'
             sig = _signature(obj) if callable(obj) else None
-            try: params = set(inspect.signature(obj).parameters)
-            except (TypeError, ValueError): params = set()
+            try:
+                params = set(inspect.signature(obj).parameters)
+            except (TypeError, ValueError):
+                params = set()
             if inspect.isclass(obj) and not sig:
                 dt = f'<span class="kind">class </span>{link}({", ".join(_prose(f"`{b.__name__}`", anchors) for b in obj.__bases__)})'
             elif sig:
                 base, params, ret = sig
-                items = ([f'<i>{_prose(f"`{base.__name__}`", anchors)}’s fields</i>'] if base else []) + [html.escape(p) for p in params]
+                items = (
+                    [f'<i>{_prose(f"`{base.__name__}`", anchors)}’s fields</i>'] if base else []
+                ) + [html.escape(p) for p in params]
                 kind = '<span class="kind">class </span>' if inspect.isclass(obj) else ''
                 dt = f'{kind}{link}({", ".join(items)}){html.escape(ret)}'
             else:
                 r = repr(obj)
-                value = f' = {html.escape(r)}' if len(r) <= 60 and ' at 0x' not in r else \
-                        f': {type(obj).__name__}' + (f' of {len(obj)}' if hasattr(obj, '__len__') else '')
+                value = (
+                    f' = {html.escape(r)}'
+                    if len(r) <= 60 and ' at 0x' not in r
+                    else f': {type(obj).__name__}'
+                    + (f' of {len(obj)}' if hasattr(obj, '__len__') else '')
+                )
                 dt = f'{link}{value}'
             doc = _first_paragraph(docstring(obj)) if callable(obj) or inspect.ismodule(obj) else ''
-            out += [f'<dt id="{mod}.{name}">{dt}</dt>', f'<dd>{_prose(doc, anchors, params)}</dd>' if doc else '<dd></dd>']
+            out += [
+                f'<dt id="{mod}.{name}">{dt}</dt>',
+                f'<dd>{_prose(doc, anchors, params)}</dd>' if doc else '<dd></dd>',
+            ]
         out += ['</dl>', '']
     return '\n'.join(out)
+
 
 def site():
     "Render every notebook into `docs/` with mkdocs-material and mkdocs-jupyter, plus an API page."
     cfg = get_config()
     ps = pages(site=True)
     _katex()
-    (SRC/'api.md').write_text(api_page(ps))
+    (SRC / 'api.md').write_text(api_page(ps))
     ps = sorted(ps, key=lambda p: p[1] != 'index')
-    nav = [{('Home' if page == 'index' else title): f'{page}.ipynb'} for _, page, title in ps] + [{'API': 'api.md'}]
-    (SRC/'assets'/'site.css').write_text(SITE_CSS)
-    (SRC/'assets'/'figures.js').write_text(FIGURES_JS)
-    mk = dict(site_name=cfg.title, site_description=cfg.description, docs_dir='src', site_dir=str(ROOT/cfg.doc_path),
-              use_directory_urls=False, theme={'name': 'material', 'features': ['navigation.sections']}, nav=nav,
-              plugins=[{'search': {}}, {'mkdocs-jupyter': {'execute': False, 'include_source': False, 'ignore_h1_titles': True,
-                        'include': ['*.ipynb'], 'custom_mathjax_url': 'assets/math.js',
-                        'remove_tag_config': {'remove_input_tags': ['remove_input']}}}],
-              extra_css=['assets/katex/katex.min.css', 'assets/site.css'], extra_javascript=['assets/katex/katex.min.js',
-              'assets/katex/contrib/auto-render.min.js', 'assets/math.js', 'assets/figures.js'], markdown_extensions=['tables', 'admonition'])
-    (BUILD/'mkdocs.yml').write_text(yaml.safe_dump(mk, sort_keys=False))
-    subprocess.run([sys.executable, '-m', 'mkdocs', 'build', '--clean', '--quiet', '-f', str(BUILD/'mkdocs.yml')], check=True,
-                   env=os.environ | {'NO_MKDOCS_2_WARNING': '1'})
-    return ROOT/cfg.doc_path
+    nav = [{('Home' if page == 'index' else title): f'{page}.ipynb'} for _, page, title in ps] + [
+        {'API': 'api.md'}
+    ]
+    (SRC / 'assets' / 'site.css').write_text(SITE_CSS)
+    (SRC / 'assets' / 'figures.js').write_text(FIGURES_JS)
+    mk = dict(
+        site_name=cfg.title,
+        site_description=cfg.description,
+        docs_dir='src',
+        site_dir=str(ROOT / cfg.doc_path),
+        use_directory_urls=False,
+        theme={'name': 'material', 'features': ['navigation.sections']},
+        nav=nav,
+        plugins=[
+            {'search': {}},
+            {
+                'mkdocs-jupyter': {
+                    'execute': False,
+                    'include_source': False,
+                    'ignore_h1_titles': True,
+                    'include': ['*.ipynb'],
+                    'custom_mathjax_url': 'assets/math.js',
+                    'remove_tag_config': {'remove_input_tags': ['remove_input']},
+                }
+            },
+        ],
+        extra_css=['assets/katex/katex.min.css', 'assets/site.css'],
+        extra_javascript=[
+            'assets/katex/katex.min.js',
+            'assets/katex/contrib/auto-render.min.js',
+            'assets/math.js',
+            'assets/figures.js',
+        ],
+        markdown_extensions=['tables', 'admonition'],
+    )
+    (BUILD / 'mkdocs.yml').write_text(yaml.safe_dump(mk, sort_keys=False))
+    subprocess.run(
+        [
+            sys.executable,
+            '-m',
+            'mkdocs',
+            'build',
+            '--clean',
+            '--quiet',
+            '-f',
+            str(BUILD / 'mkdocs.yml'),
+        ],
+        check=True,
+        env=os.environ | {'NO_MKDOCS_2_WARNING': '1'},
+    )
+    return ROOT / cfg.doc_path
+
 
 if __name__ == '__main__':
     {'readme': readme, 'site': site}[sys.argv[1]]()

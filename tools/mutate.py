@@ -18,7 +18,17 @@ by tools/nbtest.py), then in one pytest process (-x) the test files that import 
 imports), quickest first. All with OMP_NUM_THREADS=1, the package imported from the scratch copy. A mutant is caught
 when a test fails or runs past its limit, and survives when all pass.
 """
-import argparse, ast, json, os, re, shutil, subprocess, sys, tempfile, time
+
+import argparse
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,326 +36,860 @@ from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-REPORT = ROOT/'tools'/'mutants.json'
-TOP_SKIP = {'.git', '.venv', '_build', '_proc', 'docs', '.cache', '.pytest_cache', 'runs'}   # not copied to the scratch tree,
-SKIP = ('__pycache__', '*.egg-info', '.ipynb_checkpoints', '*.tmp')                         # nor these, anywhere
+REPORT = ROOT / 'tools' / 'mutants.json'
+TOP_SKIP = {
+    '.git',
+    '.venv',
+    '_build',
+    '_proc',
+    'docs',
+    '.cache',
+    '.pytest_cache',
+    'runs',
+}  # not copied to the scratch tree,
+SKIP = ('__pycache__', '*.egg-info', '.ipynb_checkpoints', '*.tmp')  # nor these, anywhere
+
 
 class Mutant(NamedTuple):
     name: str
-    notebook: str    # under nbs/, without .ipynb
-    find: str        # occurs exactly once in the notebook's export cells
+    notebook: str  # under nbs/, without .ipynb
+    find: str  # occurs exactly once in the notebook's export cells
     replace: str
-    what: str        # the bug, in one line
+    what: str  # the bug, in one line
+
 
 M = Mutant
 MUTANTS = [
     # ---------------------------------------------------------------- protocol: metrics and the compute curve
-    M('curve-last-batch', '00_core.protocol', 'sums[n, k] = sums.get((n, k), 0.) + v.float().sum().item()',
-      'sums[n, k] = v.float().sum().item()', "compute_curve keeps only the last batch's sum"),
-    M('curve-counts-batches', '00_core.protocol', 'counts[n, k] = counts.get((n, k), 0) + v.numel()',
-      'counts[n, k] = counts.get((n, k), 0) + 1', 'compute_curve counts batches, not samples: a sum per batch, not a mean'),
-    M('accuracy-all-positions', '00_core.protocol', '/ real.sum(1).clamp(min=1)', '/ real.shape[1]',
-      'accuracy divides by every position, padding included'),
-    M('exact-counts-ignored', '00_core.protocol', 'per_sample((pred.argmax(-1) == y) | (y == IGNORE), y)',
-      'per_sample(pred.argmax(-1) == y, y)', 'exact requires the IGNORE positions to be right too'),
-    M('window-one-more', '00_core.protocol', 'for _ in range(steps - keep): h = self.step(h, e)',
-      'for _ in range(steps - keep + 1): h = self.step(h, e)', 'forward runs one iteration too many before the window'),
+    M(
+        'curve-last-batch',
+        '00_core.protocol',
+        'sums[n, k] = sums.get((n, k), 0.) + v.float().sum().item()',
+        'sums[n, k] = v.float().sum().item()',
+        "compute_curve keeps only the last batch's sum",
+    ),
+    M(
+        'curve-counts-batches',
+        '00_core.protocol',
+        'counts[n, k] = counts.get((n, k), 0) + v.numel()',
+        'counts[n, k] = counts.get((n, k), 0) + 1',
+        'compute_curve counts batches, not samples: a sum per batch, not a mean',
+    ),
+    M(
+        'accuracy-all-positions',
+        '00_core.protocol',
+        '/ real.sum(1).clamp(min=1)',
+        '/ real.shape[1]',
+        'accuracy divides by every position, padding included',
+    ),
+    M(
+        'exact-counts-ignored',
+        '00_core.protocol',
+        'per_sample((pred.argmax(-1) == y) | (y == IGNORE), y)',
+        'per_sample(pred.argmax(-1) == y, y)',
+        'exact requires the IGNORE positions to be right too',
+    ),
+    M(
+        'window-one-more',
+        '00_core.protocol',
+        'for _ in range(steps - keep): h = self.step(h, e)',
+        'for _ in range(steps - keep + 1): h = self.step(h, e)',
+        'forward runs one iteration too many before the window',
+    ),
     # ---------------------------------------------------------------- losses
-    M('stepwise-final-only', '01_core.losses', 'F.cross_entropy(th.preds.flatten(0, -2), y.expand(len(th), *y.shape).flatten())',
-      'F.cross_entropy(th.final.flatten(0, -2), y.flatten())', "stepwise_cross_entropy uses the last iteration's prediction only"),
-    M('progressive-grad-flipped', '01_core.losses', 'torch.is_grad_enabled() and n == 0', 'torch.is_grad_enabled() and n > 0',
-      'progressive_loss keeps the gradient of the n iterations exactly when it should drop it'),
-    M('progressive-first-pred', '01_core.losses', 'F.cross_entropy(preds[-1].flatten(0, -2), y.flatten())',
-      'F.cross_entropy(preds[0].flatten(0, -2), y.flatten())', 'progressive_loss scores the prediction after n + 1, not n + k'),
-    M('mix-weights-swapped', '01_core.losses', 'if alpha < 1: total = (1 - alpha) *', 'if alpha < 1: total = alpha *',
-      'stepwise_progressive_loss weighs the stepwise loss by alpha instead of 1 - alpha'),
-    M('min-steps-check', '01_core.losses', 'if not 0 <= min_steps <= train_steps:', 'if not 0 <= min_steps < train_steps:',
-      'min_steps = train_steps is refused'),
-    M('draw-steps-short', '01_core.losses', 'int(torch.randint(min_steps, train_steps + 1, ()))',
-      'int(torch.randint(min_steps, train_steps, ()))', 'the drawn step count never reaches train_steps'),
+    M(
+        'stepwise-final-only',
+        '01_core.losses',
+        'F.cross_entropy(th.preds.flatten(0, -2), y.expand(len(th), *y.shape).flatten())',
+        'F.cross_entropy(th.final.flatten(0, -2), y.flatten())',
+        "stepwise_cross_entropy uses the last iteration's prediction only",
+    ),
+    M(
+        'progressive-grad-flipped',
+        '01_core.losses',
+        'torch.is_grad_enabled() and n == 0',
+        'torch.is_grad_enabled() and n > 0',
+        'progressive_loss keeps the gradient of the n iterations exactly when it should drop it',
+    ),
+    M(
+        'progressive-first-pred',
+        '01_core.losses',
+        'F.cross_entropy(preds[-1].flatten(0, -2), y.flatten())',
+        'F.cross_entropy(preds[0].flatten(0, -2), y.flatten())',
+        'progressive_loss scores the prediction after n + 1, not n + k',
+    ),
+    M(
+        'mix-weights-swapped',
+        '01_core.losses',
+        'if alpha < 1: total = (1 - alpha) *',
+        'if alpha < 1: total = alpha *',
+        'stepwise_progressive_loss weighs the stepwise loss by alpha instead of 1 - alpha',
+    ),
+    M(
+        'min-steps-check',
+        '01_core.losses',
+        'if not 0 <= min_steps <= train_steps:',
+        'if not 0 <= min_steps < train_steps:',
+        'min_steps = train_steps is refused',
+    ),
+    M(
+        'draw-steps-short',
+        '01_core.losses',
+        'int(torch.randint(min_steps, train_steps + 1, ()))',
+        'int(torch.randint(min_steps, train_steps, ()))',
+        'the drawn step count never reaches train_steps',
+    ),
     # ---------------------------------------------------------------- files: damaged-file checks
-    M('log-torn-line-flipped', '05_train.files', "elif i != text[-1][0]: raise DamagedFile", "elif i == text[-1][0]: raise DamagedFile",
-      'MetricsLog.read raises on a torn last line and skips a damaged one before it'),
-    M('log-truncate-drops-last', '05_train.files', "keep = [r for r in self.read() if r['update'] <= update]",
-      "keep = [r for r in self.read() if r['update'] < update]", 'MetricsLog.truncate drops the record of the resumed update'),
-    M('checkpoint-missing-key', '05_train.files', 'if missing := [k for k in keys if k not in c]',
-      'if missing := [k for k in keys if k in c]', 'load_checkpoint complains about the keys that are there'),
-    M('stale-tmp-live', '05_train.files', 'if not (pid.isdigit() and _alive(int(pid))): stale.unlink',
-      'if pid.isdigit() and _alive(int(pid)): stale.unlink', "atomic_write deletes a live writer's temporary file, keeps a dead one's"),
+    M(
+        'log-torn-line-flipped',
+        '05_train.files',
+        'elif i != text[-1][0]: raise DamagedFile',
+        'elif i == text[-1][0]: raise DamagedFile',
+        'MetricsLog.read raises on a torn last line and skips a damaged one before it',
+    ),
+    M(
+        'log-truncate-drops-last',
+        '05_train.files',
+        "keep = [r for r in self.read() if r['update'] <= update]",
+        "keep = [r for r in self.read() if r['update'] < update]",
+        'MetricsLog.truncate drops the record of the resumed update',
+    ),
+    M(
+        'checkpoint-missing-key',
+        '05_train.files',
+        'if missing := [k for k in keys if k not in c]',
+        'if missing := [k for k in keys if k in c]',
+        'load_checkpoint complains about the keys that are there',
+    ),
+    M(
+        'stale-tmp-live',
+        '05_train.files',
+        'if not (pid.isdigit() and _alive(int(pid))): stale.unlink',
+        'if pid.isdigit() and _alive(int(pid)): stale.unlink',
+        "atomic_write deletes a live writer's temporary file, keeps a dead one's",
+    ),
     # ---------------------------------------------------------------- plots, processes
-    M('plot-axes-swapped', '08_runs.plots', "ax.plot([r['steps'] for r in rs], [r[metric] for r in rs]",
-      "ax.plot([r[metric] for r in rs], [r['steps'] for r in rs]", 'plot_compute_curve puts the metric on the x axis'),
-    M('deadline-sign', '06_train.processes', 'time.time() + needed > self.deadline', 'time.time() - needed > self.deadline',
-      'Stop subtracts the time the next piece of work needs instead of adding it'),
-    M('anyone-always', '06_train.processes', 'return bool(process_mean(torch.tensor([float(flag)])) > 0)',
-      'return bool(process_mean(torch.tensor([float(flag)])) >= 0)', 'anyone is true even when no process flags'),
+    M(
+        'plot-axes-swapped',
+        '08_runs.plots',
+        "ax.plot([r['steps'] for r in rs], [r[metric] for r in rs]",
+        "ax.plot([r[metric] for r in rs], [r['steps'] for r in rs]",
+        'plot_compute_curve puts the metric on the x axis',
+    ),
+    M(
+        'deadline-sign',
+        '06_train.processes',
+        'time.time() + needed > self.deadline',
+        'time.time() - needed > self.deadline',
+        'Stop subtracts the time the next piece of work needs instead of adding it',
+    ),
+    M(
+        'anyone-always',
+        '06_train.processes',
+        'return bool(process_mean(torch.tensor([float(flag)])) > 0)',
+        'return bool(process_mean(torch.tensor([float(flag)])) >= 0)',
+        'anyone is true even when no process flags',
+    ),
     # ---------------------------------------------------------------- train: config ranges, schedule, loop
-    M('between-open-low', '07_train.fit', 'lambda v: _number(v, kind) and low <= v <= high',
-      'lambda v: _number(v, kind) and low < v <= high', 'between refuses its lower bound'),
-    M('clip-positive', '07_train.fit', 'clip: float = at_least(0., 1.0)', 'clip: float = positive(1.0)',
-      'TrainConfig refuses clip = 0 (no clipping)'),
-    M('counts-zero', '07_train.fit', 'all(_number(n, int) and n >= 1 for n in v)', 'all(_number(n, int) and n >= 0 for n in v)',
-      'a step count of 0 is accepted in test_steps'),
-    M('warmup-from-zero', '07_train.fit', 'if i < warmup: return (i + 1) / warmup', 'if i < warmup: return i / warmup',
-      'the first warm-up update has learning rate 0'),
-    M('cosine-ignores-warmup', '07_train.fit', 'max(1, updates - warmup)', 'max(1, updates)',
-      'the cosine decay does not reach 0 at the last update'),
-    M('clip-zero-clips', '07_train.fit', "clip if clip else float('inf')", 'clip',
-      'clip = 0 clips every gradient to norm 0 instead of not clipping'),
-    M('eval-off-by-one', '07_train.fit', 'eval_every and (i + 1) % eval_every == 0', 'eval_every and i % eval_every == 0',
-      'fit evaluates after update 1, eval_every + 1, ... instead of eval_every, 2 eval_every, ...'),
+    M(
+        'between-open-low',
+        '07_train.fit',
+        'lambda v: _number(v, kind) and low <= v <= high',
+        'lambda v: _number(v, kind) and low < v <= high',
+        'between refuses its lower bound',
+    ),
+    M(
+        'clip-positive',
+        '07_train.fit',
+        'clip: float = at_least(0., 1.0)',
+        'clip: float = positive(1.0)',
+        'TrainConfig refuses clip = 0 (no clipping)',
+    ),
+    M(
+        'counts-zero',
+        '07_train.fit',
+        'all(_number(n, int) and n >= 1 for n in v)',
+        'all(_number(n, int) and n >= 0 for n in v)',
+        'a step count of 0 is accepted in test_steps',
+    ),
+    M(
+        'warmup-from-zero',
+        '07_train.fit',
+        'if i < warmup: return (i + 1) / warmup',
+        'if i < warmup: return i / warmup',
+        'the first warm-up update has learning rate 0',
+    ),
+    M(
+        'cosine-ignores-warmup',
+        '07_train.fit',
+        'max(1, updates - warmup)',
+        'max(1, updates)',
+        'the cosine decay does not reach 0 at the last update',
+    ),
+    M(
+        'clip-zero-clips',
+        '07_train.fit',
+        "clip if clip else float('inf')",
+        'clip',
+        'clip = 0 clips every gradient to norm 0 instead of not clipping',
+    ),
+    M(
+        'eval-off-by-one',
+        '07_train.fit',
+        'eval_every and (i + 1) % eval_every == 0',
+        'eval_every and i % eval_every == 0',
+        'fit evaluates after update 1, eval_every + 1, ... instead of eval_every, 2 eval_every, ...',
+    ),
     # ---------------------------------------------------------------- runs: overrides, presets, run files
-    M('override-rpartition', '09_runs.registry', "k, sep, v = o.partition('=')", "k, sep, v = o.rpartition('=')",
-      "an override's value cannot hold '='"),
-    M('bool-case-sensitive', '09_runs.registry', "if v.lower() in ('1', 'true', 'yes'): return True",
-      "if v in ('1', 'true', 'yes'): return True", "bool overrides: 'True' is refused"),
-    M('tuple-items-int', '09_runs.registry', "item = type(default[0]) if default else int", "item = int",
-      'tuple overrides are parsed as integers whatever the default holds'),
-    M('rerun-sets-same', '09_runs.registry', "for k, v in asdict(cfg).items() if v != base[k]]", "for k, v in asdict(cfg).items() if v == base[k]]",
-      'rerun_command writes a --set for the fields that equal the preset'),
-    M('curve-file-no-metric', '09_runs.registry', "bool(keys - {'steps', 'set'})", "bool(keys - {'steps'})",
-      'a curve.json with steps and set but no metric passes as undamaged'),
-    M('made-on-all-dirty', '09_runs.registry', "dirty = any((e['commit'] or '').endswith('-dirty') for e in envs)",
-      "dirty = all((e['commit'] or '').endswith('-dirty') for e in envs)", 'made_on says modified only when every run is'),
-    M('ensure-run-preset', '09_runs.registry', "if (saved['preset'], _config_of(out, saved, exp)) != (preset, exp.config(preset, overrides)):",
-      "if _config_of(out, saved, exp) != exp.config(preset, overrides):", 'ensure_run reuses a run of another preset with the same config'),
-    M('final-at-last-step', '09_runs.registry', "final = [r for r in curve if r['steps'] == cfg.train_steps]",
-      "final = [r for r in curve if r['steps'] == max(cfg.test_steps)]", "the summary's final record is at the last test step"),
+    M(
+        'override-rpartition',
+        '09_runs.registry',
+        "k, sep, v = o.partition('=')",
+        "k, sep, v = o.rpartition('=')",
+        "an override's value cannot hold '='",
+    ),
+    M(
+        'bool-case-sensitive',
+        '09_runs.registry',
+        "if v.lower() in ('1', 'true', 'yes'): return True",
+        "if v in ('1', 'true', 'yes'): return True",
+        "bool overrides: 'True' is refused",
+    ),
+    M(
+        'tuple-items-int',
+        '09_runs.registry',
+        'item = type(default[0]) if default else int',
+        'item = int',
+        'tuple overrides are parsed as integers whatever the default holds',
+    ),
+    M(
+        'rerun-sets-same',
+        '09_runs.registry',
+        'for k, v in asdict(cfg).items() if v != base[k]]',
+        'for k, v in asdict(cfg).items() if v == base[k]]',
+        'rerun_command writes a --set for the fields that equal the preset',
+    ),
+    M(
+        'curve-file-no-metric',
+        '09_runs.registry',
+        "bool(keys - {'steps', 'set'})",
+        "bool(keys - {'steps'})",
+        'a curve.json with steps and set but no metric passes as undamaged',
+    ),
+    M(
+        'made-on-all-dirty',
+        '09_runs.registry',
+        "dirty = any((e['commit'] or '').endswith('-dirty') for e in envs)",
+        "dirty = all((e['commit'] or '').endswith('-dirty') for e in envs)",
+        'made_on says modified only when every run is',
+    ),
+    M(
+        'ensure-run-preset',
+        '09_runs.registry',
+        "if (saved['preset'], _config_of(out, saved, exp)) != (preset, exp.config(preset, overrides)):",
+        'if _config_of(out, saved, exp) != exp.config(preset, overrides):',
+        'ensure_run reuses a run of another preset with the same config',
+    ),
+    M(
+        'final-at-last-step',
+        '09_runs.registry',
+        "final = [r for r in curve if r['steps'] == cfg.train_steps]",
+        "final = [r for r in curve if r['steps'] == max(cfg.test_steps)]",
+        "the summary's final record is at the last test step",
+    ),
     # ---------------------------------------------------------------- tables, transformer
-    M('table-no-escape', '60_report.tables', "cell = lambda v: str(v).replace('|', '\\\\|').replace('\\n', ' ')",
-      "cell = lambda v: str(v).replace('\\n', ' ')", "markdown_table does not escape '|'"),
-    M('probe-old-unfinished', '60_report.tables', "summary.get('finished', True)", "summary.get('finished', False)",
-      'a summary without a finished key counts as unfinished'),
-    M('attention-scale', '02_core.transformer', 's = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])',
-      's = q @ k.transpose(-2, -1) / q.shape[-1]', 'the weighted attention path scales by d, not sqrt(d)'),
-    M('positions-ignore-start', '02_core.transformer', 'x + self.pe[start:end]', 'x + self.pe[:x.shape[1]]',
-      'Positions ignores the cached prefix: every call starts at position 0'),
+    M(
+        'table-no-escape',
+        '60_report.tables',
+        "cell = lambda v: str(v).replace('|', '\\\\|').replace('\\n', ' ')",
+        "cell = lambda v: str(v).replace('\\n', ' ')",
+        "markdown_table does not escape '|'",
+    ),
+    M(
+        'probe-old-unfinished',
+        '60_report.tables',
+        "summary.get('finished', True)",
+        "summary.get('finished', False)",
+        'a summary without a finished key counts as unfinished',
+    ),
+    M(
+        'attention-scale',
+        '02_core.transformer',
+        's = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])',
+        's = q @ k.transpose(-2, -1) / q.shape[-1]',
+        'the weighted attention path scales by d, not sqrt(d)',
+    ),
+    M(
+        'positions-ignore-start',
+        '02_core.transformer',
+        'x + self.pe[start:end]',
+        'x + self.pe[:x.shape[1]]',
+        'Positions ignores the cached prefix: every call starts at position 0',
+    ),
     # ---------------------------------------------------------------- prefix parity, ACT and PonderNet
-    M('prefix-parity-axis', '10_examples.prefix_parity', 'return x, x.cumsum(1) % 2', 'return x, x.cumsum(0) % 2',
-      'prefix parities summed over the batch, not along the string'),
-    M('prefix-parity-preset', '10_examples.prefix_parity', 'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=16,',
-      'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=8,',
-      "the cpu preset's train_steps differs from the committed run's"),
-    M('act-loss-ponder-N', '12_act.model', "tau * th.aux['rho'].sum() / len(y)", "tau * th.aux['N'].sum() / len(y)",
-      'act_loss takes the ponder cost from N, which has no gradient, not rho = N + R'),
-    M('halting-remainder-all', '12_act.model', 'R = 1 - (h * before).sum(-1)', 'R = 1 - h.sum(-1)',
-      "halting_probs' remainder subtracts h_N too"),
-    M('pondernet-mean-steps', '12_act.model', 'L = (p * ce.view(p.shape)).sum(1).mean()', 'L = (p * ce.view(p.shape)).mean(1).mean()',
-      "pondernet_loss averages p * loss over the steps instead of summing: not the expectation"),
-    M('pondernet-kl-reversed', '12_act.model', '(p * (log_p - geometric(lambda_p, p.shape[1]).to(p).log()))',
-      '(p * (geometric(lambda_p, p.shape[1]).to(p).log() - log_p))', 'the KL term has its sign flipped'),
-    M('geometric-no-rest', '12_act.model', 'torch.where(n < steps - 1,', 'torch.where(n < steps,',
-      "geometric's last step does not take the rest: it does not sum to 1"),
-    M('sequence-error-inverted', '12_act.model', 'return 1 - exact(pred, y)', 'return exact(pred, y)',
-      'sequence_error returns the share right, not wrong'),
-    M('act-tau-default', '12_act.model', 'tau: float = at_least(0., 1e-3)', 'tau: float = at_least(0., 1e-2)',
-      "ACTConfig's default time penalty is 1e-2, not 1e-3"),
-    M('beyond-overlaps', '12_act.model', "parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g, prefix)",
-      "parity_batch(cfg.eval_size, cfg.bits, hi, cfg.bits, g, prefix)", "the 'beyond training' set includes the training range's top"),
+    M(
+        'prefix-parity-axis',
+        '10_examples.prefix_parity',
+        'return x, x.cumsum(1) % 2',
+        'return x, x.cumsum(0) % 2',
+        'prefix parities summed over the batch, not along the string',
+    ),
+    M(
+        'prefix-parity-preset',
+        '10_examples.prefix_parity',
+        'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=16,',
+        'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=8,',
+        "the cpu preset's train_steps differs from the committed run's",
+    ),
+    M(
+        'act-loss-ponder-N',
+        '12_act.model',
+        "tau * th.aux['rho'].sum() / len(y)",
+        "tau * th.aux['N'].sum() / len(y)",
+        'act_loss takes the ponder cost from N, which has no gradient, not rho = N + R',
+    ),
+    M(
+        'halting-remainder-all',
+        '12_act.model',
+        'R = 1 - (h * before).sum(-1)',
+        'R = 1 - h.sum(-1)',
+        "halting_probs' remainder subtracts h_N too",
+    ),
+    M(
+        'pondernet-mean-steps',
+        '12_act.model',
+        'L = (p * ce.view(p.shape)).sum(1).mean()',
+        'L = (p * ce.view(p.shape)).mean(1).mean()',
+        'pondernet_loss averages p * loss over the steps instead of summing: not the expectation',
+    ),
+    M(
+        'pondernet-kl-reversed',
+        '12_act.model',
+        '(p * (log_p - geometric(lambda_p, p.shape[1]).to(p).log()))',
+        '(p * (geometric(lambda_p, p.shape[1]).to(p).log() - log_p))',
+        'the KL term has its sign flipped',
+    ),
+    M(
+        'geometric-no-rest',
+        '12_act.model',
+        'torch.where(n < steps - 1,',
+        'torch.where(n < steps,',
+        "geometric's last step does not take the rest: it does not sum to 1",
+    ),
+    M(
+        'sequence-error-inverted',
+        '12_act.model',
+        'return 1 - exact(pred, y)',
+        'return exact(pred, y)',
+        'sequence_error returns the share right, not wrong',
+    ),
+    M(
+        'act-tau-default',
+        '12_act.model',
+        'tau: float = at_least(0., 1e-3)',
+        'tau: float = at_least(0., 1e-2)',
+        "ACTConfig's default time penalty is 1e-2, not 1e-3",
+    ),
+    M(
+        'beyond-overlaps',
+        '12_act.model',
+        'parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g, prefix)',
+        'parity_batch(cfg.eval_size, cfg.bits, hi, cfg.bits, g, prefix)',
+        "the 'beyond training' set includes the training range's top",
+    ),
     # ---------------------------------------------------------------- ACT's tasks
-    M('parity-counts-minus', '11_act.tasks', '((x == 1).sum(1) % 2)', '((x != 0).sum(1) % 2)',
-      'parity counts the -1 entries too'),
-    M('parity-hi-excluded', '11_act.tasks', 'k = torch.randint(lo, hi + 1, (n, 1), generator=gen)',
-      'k = torch.randint(lo, hi, (n, 1), generator=gen)', 'parity_batch never draws hi nonzero entries'),
-    M('logic-b0-every-step', '11_act.tasks', 'x[:, t, 0], x[:, t, 1] = (b0 if t == 0 else 0), b1',
-      'x[:, t, 0], x[:, t, 1] = b0, b1', 'logic_batch gives b0 at every step, not only the first'),
-    M('addition-width', '11_act.tasks', 'width = total.clamp(min=1).log10().floor().long() + 1',
-      'width = total.clamp(min=1).log10().floor().long()', 'addition targets have one digit too few'),
-    M('sort-descending', '11_act.tasks', 'y[rows, k[rows] + pos] = v.argsort(1)[rows, pos]',
-      'y[rows, k[rows] + pos] = v.argsort(1, descending=True)[rows, pos]', 'sort targets in descending order'),
+    M(
+        'parity-counts-minus',
+        '11_act.tasks',
+        '((x == 1).sum(1) % 2)',
+        '((x != 0).sum(1) % 2)',
+        'parity counts the -1 entries too',
+    ),
+    M(
+        'parity-hi-excluded',
+        '11_act.tasks',
+        'k = torch.randint(lo, hi + 1, (n, 1), generator=gen)',
+        'k = torch.randint(lo, hi, (n, 1), generator=gen)',
+        'parity_batch never draws hi nonzero entries',
+    ),
+    M(
+        'logic-b0-every-step',
+        '11_act.tasks',
+        'x[:, t, 0], x[:, t, 1] = (b0 if t == 0 else 0), b1',
+        'x[:, t, 0], x[:, t, 1] = b0, b1',
+        'logic_batch gives b0 at every step, not only the first',
+    ),
+    M(
+        'addition-width',
+        '11_act.tasks',
+        'width = total.clamp(min=1).log10().floor().long() + 1',
+        'width = total.clamp(min=1).log10().floor().long()',
+        'addition targets have one digit too few',
+    ),
+    M(
+        'sort-descending',
+        '11_act.tasks',
+        'y[rows, k[rows] + pos] = v.argsort(1)[rows, pos]',
+        'y[rows, k[rows] + pos] = v.argsort(1, descending=True)[rows, pos]',
+        'sort targets in descending order',
+    ),
     # ---------------------------------------------------------------- RASP
-    M('aggregate-sum', '20_rasp.ops', 'out[many] = (S[many] @ v.astype(float)) / width[many]', 'out[many] = S[many] @ v.astype(float)',
-      'aggregate sums the selected values instead of averaging them'),
-    M('error-column-zero', '21_rasp.grammar', "return f'line {i + 1}, column {col + 1}'", "return f'line {i + 1}, column {col}'",
-      'error positions count columns from 0'),
-    M('caret-is-xor', '23_rasp.interpreter', "'^': operator.pow", "'^': operator.xor", "RASP's ^ is Python's xor, not the power"),
-    M('head-key-no-predicate', '24_rasp.analysis', "return ('select', s.predicate) + tuple(map(head_key, s.children))",
-      "return ('select',) + tuple(map(head_key, s.children))", 'selectors with different predicates count as one head'),
-    M('attention-target-dim', '25_rasp.train', 'target = S / S.sum(-1, keepdim=True).clamp(min=1)',
-      'target = S / S.sum(-2, keepdim=True).clamp(min=1)', 'attention targets normalised over queries, not keys'),
+    M(
+        'aggregate-sum',
+        '20_rasp.ops',
+        'out[many] = (S[many] @ v.astype(float)) / width[many]',
+        'out[many] = S[many] @ v.astype(float)',
+        'aggregate sums the selected values instead of averaging them',
+    ),
+    M(
+        'error-column-zero',
+        '21_rasp.grammar',
+        "return f'line {i + 1}, column {col + 1}'",
+        "return f'line {i + 1}, column {col}'",
+        'error positions count columns from 0',
+    ),
+    M(
+        'caret-is-xor',
+        '23_rasp.interpreter',
+        "'^': operator.pow",
+        "'^': operator.xor",
+        "RASP's ^ is Python's xor, not the power",
+    ),
+    M(
+        'head-key-no-predicate',
+        '24_rasp.analysis',
+        "return ('select', s.predicate) + tuple(map(head_key, s.children))",
+        "return ('select',) + tuple(map(head_key, s.children))",
+        'selectors with different predicates count as one head',
+    ),
+    M(
+        'attention-target-dim',
+        '25_rasp.train',
+        'target = S / S.sum(-1, keepdim=True).clamp(min=1)',
+        'target = S / S.sum(-2, keepdim=True).clamp(min=1)',
+        'attention targets normalised over queries, not keys',
+    ),
     # ---------------------------------------------------------------- looped transformers, function classes
-    M('interleave-dim', '31_looped.model', 'torch.stack([x, F.pad(y[..., None], (0, d - 1))], 2).view(B, 2 * n, d)',
-      'torch.stack([x, F.pad(y[..., None], (0, d - 1))], 1).view(B, 2 * n, d)', 'interleave stacks on the wrong dim: all x, then all y'),
-    M('curriculum-mod', '31_looped.model', 'return min(start + inc * (update // interval), end)',
-      'return min(start + inc * (update % interval), end)', 'the curriculum steps with update % interval, not //'),
-    M('sparse-support', '30_looped.tasks', '.argsort(1)[:, :sparsity]', '.argsort(1)[:, :sparsity - 1]',
-      'sparse linear functions have one nonzero weight too few'),
-    M('averaging-includes-self', '30_looped.tasks', 's = torch.cumsum(y[..., None] * x, 1) - y[..., None] * x',
-      's = torch.cumsum(y[..., None] * x, 1)', "the averaging baseline sees the query's own target"),
+    M(
+        'interleave-dim',
+        '31_looped.model',
+        'torch.stack([x, F.pad(y[..., None], (0, d - 1))], 2).view(B, 2 * n, d)',
+        'torch.stack([x, F.pad(y[..., None], (0, d - 1))], 1).view(B, 2 * n, d)',
+        'interleave stacks on the wrong dim: all x, then all y',
+    ),
+    M(
+        'curriculum-mod',
+        '31_looped.model',
+        'return min(start + inc * (update // interval), end)',
+        'return min(start + inc * (update % interval), end)',
+        'the curriculum steps with update % interval, not //',
+    ),
+    M(
+        'sparse-support',
+        '30_looped.tasks',
+        '.argsort(1)[:, :sparsity]',
+        '.argsort(1)[:, :sparsity - 1]',
+        'sparse linear functions have one nonzero weight too few',
+    ),
+    M(
+        'averaging-includes-self',
+        '30_looped.tasks',
+        's = torch.cumsum(y[..., None] * x, 1) - y[..., None] * x',
+        's = torch.cumsum(y[..., None] * x, 1)',
+        "the averaging baseline sees the query's own target",
+    ),
     # ---------------------------------------------------------------- Sudoku: boards, checks, data
-    M('is-solution-no-boxes', '40_sudoku.puzzles', 'for u in g.units): return False', 'for u in g.units[:2 * g.n]): return False',
-      'is_solution ignores the boxes: a Latin square passes'),
-    M('repeats-threshold', '40_sudoku.puzzles', 'if len(ks) > 1:', 'if len(ks) > 2:', 'check_repeats misses a digit repeated twice'),
-    M('parse-short-board', '40_sudoku.puzzles', 'if len(chars) != n * n:', 'if len(chars) > n * n:',
-      'parse_board accepts a board with too few cells'),
-    M('givens-range', '40_sudoku.puzzles', 'if not 0 <= lo <= hi <= n * n:', 'if not 0 <= lo < hi <= n * n:',
-      'a single number of givens (low = high) is refused'),
-    M('relabel-solutions', '41_sudoku.task', 'return table.gather(1, puzzles), table.gather(1, solutions)',
-      'return table.gather(1, puzzles), solutions', 'relabel renames the puzzle digits but not the solution digits'),
-    M('sampler-targets', '41_sudoku.task', 'if augment: x, s = relabel(x, s, gen)\n        return x, s - 1',
-      'if augment: x, s = relabel(x, s, gen)\n        return x, s', 'training targets are digits 1..n, not classes 0..n-1'),
-    M('legal-digits-from-1', '41_sudoku.task', 'return (d == torch.arange(g.n, device=d.device))',
-      'return (d == torch.arange(1, g.n + 1, device=d.device))', 'legal_grid compares argmax classes with digits 1..n'),
+    M(
+        'is-solution-no-boxes',
+        '40_sudoku.puzzles',
+        'for u in g.units): return False',
+        'for u in g.units[:2 * g.n]): return False',
+        'is_solution ignores the boxes: a Latin square passes',
+    ),
+    M(
+        'repeats-threshold',
+        '40_sudoku.puzzles',
+        'if len(ks) > 1:',
+        'if len(ks) > 2:',
+        'check_repeats misses a digit repeated twice',
+    ),
+    M(
+        'parse-short-board',
+        '40_sudoku.puzzles',
+        'if len(chars) != n * n:',
+        'if len(chars) > n * n:',
+        'parse_board accepts a board with too few cells',
+    ),
+    M(
+        'givens-range',
+        '40_sudoku.puzzles',
+        'if not 0 <= lo <= hi <= n * n:',
+        'if not 0 <= lo < hi <= n * n:',
+        'a single number of givens (low = high) is refused',
+    ),
+    M(
+        'relabel-solutions',
+        '41_sudoku.task',
+        'return table.gather(1, puzzles), table.gather(1, solutions)',
+        'return table.gather(1, puzzles), solutions',
+        'relabel renames the puzzle digits but not the solution digits',
+    ),
+    M(
+        'sampler-targets',
+        '41_sudoku.task',
+        'if augment: x, s = relabel(x, s, gen)\n        return x, s - 1',
+        'if augment: x, s = relabel(x, s, gen)\n        return x, s',
+        'training targets are digits 1..n, not classes 0..n-1',
+    ),
+    M(
+        'legal-digits-from-1',
+        '41_sudoku.task',
+        'return (d == torch.arange(g.n, device=d.device))',
+        'return (d == torch.arange(1, g.n + 1, device=d.device))',
+        'legal_grid compares argmax classes with digits 1..n',
+    ),
     # ---------------------------------------------------------------- RRN, DEQ, pgadj, solvers
-    M('rrn-col-by-row', '42_sudoku.rrn', 'self.col(self.cols)', 'self.col(self.rows)', "the RRN's column embedding is indexed by the row"),
-    M('message-bias-once', '42_sudoku.rrn', 'return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias',
-      'return F.linear(z.sum(2), f[-1].weight) + f[-1].bias', "message_sum adds the last layer's bias once, not once per message"),
-    M('rrn-loss-args-swapped', '42_sudoku.rrn', 'stepwise_progressive_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)',
-      'stepwise_progressive_loss(cfg.train_steps, cfg.alpha, cfg.min_steps)', 'rrn_setup swaps min_steps and alpha'),
-    M('capped-lstm-inside', '43_sudoku.deq', 's = forget_max * f.sigmoid() * s', 's = (forget_max * f).sigmoid() * s',
-      'capped_lstm scales the logit, not the gate: the cap is inside the sigmoid'),
-    M('phantom-lam-swapped', '43_sudoku.deq', 'z = lam * f(z) + (1 - lam) * z', 'z = (1 - lam) * f(z) + lam * z',
-      'the phantom gradient damps the wrong term'),
-    M('rho-penalty-sign', '43_sudoku.deq', 'F.relu(rho - rho_max).mean()', 'F.relu(rho_max - rho).mean()',
-      'the radius penalty pushes the spectral radius up, below rho_max'),
-    M('leave-one-out-S', '44_sudoku.pgadj', 'return (cost.sum(0, keepdim=True) - cost) / (S - 1)',
-      'return (cost.sum(0, keepdim=True) - cost) / S', 'the leave-one-out baseline divides by S, not S - 1'),
-    M('surrogate-baseline-sign', '44_sudoku.pgadj', '(cost - baseline).detach()', '(cost + baseline).detach()',
-      'the score-function surrogate adds the baseline instead of subtracting it'),
-    M('residual-over-z', '03_core.solvers', 'r = (fz - z).norm(dim=1) / fz.norm(dim=1).clamp(min=1e-12)',
-      'r = (fz - z).norm(dim=1) / z.norm(dim=1).clamp(min=1e-12)', 'the relative residual divides by ||z||, not ||f(z)||'),
-    M('iters-off-by-one', '03_core.solvers', 'iters, done = torch.where(hit, k, iters), done | hit',
-      'iters, done = torch.where(hit, k - 1, iters), done | hit', 'fixed_point reports one iteration fewer than it took'),
-    M('broyden-sign', '03_core.solvers', 'return z - H(g)', 'return z + H(g)', "Broyden's step goes uphill"),
+    M(
+        'rrn-col-by-row',
+        '42_sudoku.rrn',
+        'self.col(self.cols)',
+        'self.col(self.rows)',
+        "the RRN's column embedding is indexed by the row",
+    ),
+    M(
+        'message-bias-once',
+        '42_sudoku.rrn',
+        'return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias',
+        'return F.linear(z.sum(2), f[-1].weight) + f[-1].bias',
+        "message_sum adds the last layer's bias once, not once per message",
+    ),
+    M(
+        'rrn-loss-args-swapped',
+        '42_sudoku.rrn',
+        'stepwise_progressive_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)',
+        'stepwise_progressive_loss(cfg.train_steps, cfg.alpha, cfg.min_steps)',
+        'rrn_setup swaps min_steps and alpha',
+    ),
+    M(
+        'capped-lstm-inside',
+        '43_sudoku.deq',
+        's = forget_max * f.sigmoid() * s',
+        's = (forget_max * f).sigmoid() * s',
+        'capped_lstm scales the logit, not the gate: the cap is inside the sigmoid',
+    ),
+    M(
+        'phantom-lam-swapped',
+        '43_sudoku.deq',
+        'z = lam * f(z) + (1 - lam) * z',
+        'z = (1 - lam) * f(z) + lam * z',
+        'the phantom gradient damps the wrong term',
+    ),
+    M(
+        'rho-penalty-sign',
+        '43_sudoku.deq',
+        'F.relu(rho - rho_max).mean()',
+        'F.relu(rho_max - rho).mean()',
+        'the radius penalty pushes the spectral radius up, below rho_max',
+    ),
+    M(
+        'leave-one-out-S',
+        '44_sudoku.pgadj',
+        'return (cost.sum(0, keepdim=True) - cost) / (S - 1)',
+        'return (cost.sum(0, keepdim=True) - cost) / S',
+        'the leave-one-out baseline divides by S, not S - 1',
+    ),
+    M(
+        'surrogate-baseline-sign',
+        '44_sudoku.pgadj',
+        '(cost - baseline).detach()',
+        '(cost + baseline).detach()',
+        'the score-function surrogate adds the baseline instead of subtracting it',
+    ),
+    M(
+        'residual-over-z',
+        '03_core.solvers',
+        'r = (fz - z).norm(dim=1) / fz.norm(dim=1).clamp(min=1e-12)',
+        'r = (fz - z).norm(dim=1) / z.norm(dim=1).clamp(min=1e-12)',
+        'the relative residual divides by ||z||, not ||f(z)||',
+    ),
+    M(
+        'iters-off-by-one',
+        '03_core.solvers',
+        'iters, done = torch.where(hit, k, iters), done | hit',
+        'iters, done = torch.where(hit, k - 1, iters), done | hit',
+        'fixed_point reports one iteration fewer than it took',
+    ),
+    M(
+        'broyden-sign',
+        '03_core.solvers',
+        'return z - H(g)',
+        'return z + H(g)',
+        "Broyden's step goes uphill",
+    ),
     # ---------------------------------------------------------------- recurrence: paths, FLOPs, matching
-    M('deep-one-more-layer', '51_recurrence.model', 'deeper = dict(n_layers=rec.n_layers + rec.train_steps - 1)',
-      'deeper = dict(n_layers=rec.n_layers + rec.train_steps)', 'the deep baseline has one block too many'),
-    M('backward-twice-forward', '51_recurrence.model', 'return (3 * learn + free) * cfg.batch_size', 'return (2 * learn + free) * cfg.batch_size',
-      'update_flops counts the backward pass as one forward, not two'),
-    M('equilibrium-sign', '51_recurrence.model', "e + out - h if self.recall == 'equilibrium' else out",
-      "e + out + h if self.recall == 'equilibrium' else out", "the 'equilibrium' recall adds the state instead of subtracting it"),
-    M('lm-pairs-prompt', '50_recurrence.tasks', 'y[:, :prompt - 1] = IGNORE', 'y[:, :prompt] = IGNORE',
-      'lm_pairs ignores the first output token'),
-    M('pair-skip', '50_recurrence.tasks', 'return s, t + (t >= s)', 'return s, t + (t > s)',
-      '_pair can give start = end and never reaches the last city'),
-    M('path-end-unchecked', '50_recurrence.tasks', 'ok = bool(p) and p[0] == s and p[-1] == t and',
-      'ok = bool(p) and p[0] == s and', 'path_scores accepts a path that does not end at its end city'),
+    M(
+        'deep-one-more-layer',
+        '51_recurrence.model',
+        'deeper = dict(n_layers=rec.n_layers + rec.train_steps - 1)',
+        'deeper = dict(n_layers=rec.n_layers + rec.train_steps)',
+        'the deep baseline has one block too many',
+    ),
+    M(
+        'backward-twice-forward',
+        '51_recurrence.model',
+        'return (3 * learn + free) * cfg.batch_size',
+        'return (2 * learn + free) * cfg.batch_size',
+        'update_flops counts the backward pass as one forward, not two',
+    ),
+    M(
+        'equilibrium-sign',
+        '51_recurrence.model',
+        "e + out - h if self.recall == 'equilibrium' else out",
+        "e + out + h if self.recall == 'equilibrium' else out",
+        "the 'equilibrium' recall adds the state instead of subtracting it",
+    ),
+    M(
+        'lm-pairs-prompt',
+        '50_recurrence.tasks',
+        'y[:, :prompt - 1] = IGNORE',
+        'y[:, :prompt] = IGNORE',
+        'lm_pairs ignores the first output token',
+    ),
+    M(
+        'pair-skip',
+        '50_recurrence.tasks',
+        'return s, t + (t >= s)',
+        'return s, t + (t > s)',
+        '_pair can give start = end and never reaches the last city',
+    ),
+    M(
+        'path-end-unchecked',
+        '50_recurrence.tasks',
+        'ok = bool(p) and p[0] == s and p[-1] == t and',
+        'ok = bool(p) and p[0] == s and',
+        'path_scores accepts a path that does not end at its end city',
+    ),
     # ---------------------------------------------------------------- command line
-    M('steps-zero', '90_cli', 'if any(n < 1 for n in steps)', 'if any(n < 0 for n in steps)', 'ttc eval --steps 0 is accepted'),
-    M('duration-hours', '90_cli', "_UNITS = {'s': 1, 'm': 60, 'h': 3600}", "_UNITS = {'s': 1, 'm': 60, 'h': 360}",
-      'an hour is 360 seconds in --time-limit'),
+    M(
+        'steps-zero',
+        '90_cli',
+        'if any(n < 1 for n in steps)',
+        'if any(n < 0 for n in steps)',
+        'ttc eval --steps 0 is accepted',
+    ),
+    M(
+        'duration-hours',
+        '90_cli',
+        "_UNITS = {'s': 1, 'm': 60, 'h': 3600}",
+        "_UNITS = {'s': 1, 'm': 60, 'h': 360}",
+        'an hour is 360 seconds in --time-limit',
+    ),
 ]
 
+
 # ---------------------------------------------------------------------------------------------------------- the catalogue
-def notebook_path(root, m): return Path(root)/'nbs'/f'{m.notebook}.ipynb'
+def notebook_path(root, m):
+    return Path(root) / 'nbs' / f'{m.notebook}.ipynb'
+
 
 def _directives(src):
     return {l.split()[1] for l in src.splitlines() if l.startswith('#|') and len(l.split()) > 1}
 
+
 def export_cells(path):
     "{cell index: source} of the cells of notebook `path` that nbdev exports."
     cells = json.loads(Path(path).read_text())['cells']
-    return {i: ''.join(c['source']) for i, c in enumerate(cells)
-            if c['cell_type'] == 'code' and _directives(''.join(c['source'])) & {'export', 'exporti'}}
+    return {
+        i: ''.join(c['source'])
+        for i, c in enumerate(cells)
+        if c['cell_type'] == 'code' and _directives(''.join(c['source'])) & {'export', 'exporti'}
+    }
+
 
 def module_of(root, notebook):
     "The module a notebook exports to, from its `#| default_exp`."
-    for c in json.loads((Path(root)/'nbs'/f'{notebook}.ipynb').read_text())['cells']:
-        if m := re.search(r'^#\|\s*default_exp\s+(\S+)', ''.join(c['source']), re.M): return m[1]
+    for c in json.loads((Path(root) / 'nbs' / f'{notebook}.ipynb').read_text())['cells']:
+        if m := re.search(r'^#\|\s*default_exp\s+(\S+)', ''.join(c['source']), re.M):
+            return m[1]
     raise ValueError(f'nbs/{notebook}.ipynb has no default_exp')
+
 
 def locate(root, m):
     "The index of the export cell of `m.notebook` that holds `m.find` once; a ValueError naming the mutant otherwise."
     path = notebook_path(root, m)
-    if not path.exists(): raise ValueError(f'{m.name}: no notebook nbs/{m.notebook}.ipynb')
+    if not path.exists():
+        raise ValueError(f'{m.name}: no notebook nbs/{m.notebook}.ipynb')
     hits = {i: src.count(m.find) for i, src in export_cells(path).items() if m.find in src}
-    if not hits: raise ValueError(f'{m.name}: {m.find!r} is in no export cell of nbs/{m.notebook}.ipynb')
+    if not hits:
+        raise ValueError(f'{m.name}: {m.find!r} is in no export cell of nbs/{m.notebook}.ipynb')
     if len(hits) > 1 or sum(hits.values()) > 1:
-        raise ValueError(f'{m.name}: {m.find!r} is ambiguous: {sum(hits.values())} times in export cells {sorted(hits)} of nbs/{m.notebook}.ipynb')
-    if m.find == m.replace: raise ValueError(f'{m.name}: the replacement is the text itself')
+        raise ValueError(
+            f'{m.name}: {m.find!r} is ambiguous: {sum(hits.values())} times in export cells {sorted(hits)} of nbs/{m.notebook}.ipynb'
+        )
+    if m.find == m.replace:
+        raise ValueError(f'{m.name}: the replacement is the text itself')
     return next(iter(hits))
+
 
 def check_catalogue(root, mutants):
     "The problems of `mutants` in the tree at `root`, one line each naming the mutant: [] if every text is found once."
     problems, names = [], [m.name for m in mutants]
-    problems += [f'{n}: the name is used more than once' for n in sorted({n for n in names if names.count(n) > 1})]
+    problems += [
+        f'{n}: the name is used more than once'
+        for n in sorted({n for n in names if names.count(n) > 1})
+    ]
     for m in mutants:
-        try: locate(root, m)
-        except ValueError as e: problems.append(str(e))
+        try:
+            locate(root, m)
+        except ValueError as e:
+            problems.append(str(e))
     return problems
+
 
 def mutate_notebook(root, m):
     "Plant `m` in its notebook under `root`, in place (a scratch copy's), cell sources kept as lists of lines."
     path, i = notebook_path(root, m), locate(root, m)
     nb = json.loads(path.read_text())
-    nb['cells'][i]['source'] = ''.join(nb['cells'][i]['source']).replace(m.find, m.replace).splitlines(keepends=True)
+    nb['cells'][i]['source'] = (
+        ''.join(nb['cells'][i]['source']).replace(m.find, m.replace).splitlines(keepends=True)
+    )
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
+
 
 # ---------------------------------------------------------------------------------------------------------- the tests
 def imported_modules(path):
     "The ttc_nb modules that the Python file `path` imports, anywhere in it (a function's lazy import too), by reading its syntax."
     out = set()
     for node in ast.walk(ast.parse(Path(path).read_text())):
-        if isinstance(node, ast.Import): out |= {a.name.split('.')[1] for a in node.names if a.name.startswith('ttc_nb.')}
+        if isinstance(node, ast.Import):
+            out |= {a.name.split('.')[1] for a in node.names if a.name.startswith('ttc_nb.')}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.startswith('ttc_nb.'): out.add(node.module.split('.')[1])
-            elif node.module == 'ttc_nb': out |= {a.name for a in node.names}
+            if node.module.startswith('ttc_nb.'):
+                out.add(node.module.split('.')[1])
+            elif node.module == 'ttc_nb':
+                out |= {a.name for a in node.names}
     return out
+
 
 def pytest_files(root, module):
     "The test files under `root`/tests that import `module`."
-    return sorted(str(p.relative_to(root)) for p in (Path(root)/'tests').glob('test_*.py') if module in imported_modules(p))
+    return sorted(
+        str(p.relative_to(root))
+        for p in (Path(root) / 'tests').glob('test_*.py')
+        if module in imported_modules(p)
+    )
+
 
 def _tail(text, n=300):
     "The last error of a test's output (with the two lines after it: `test_eq` prints the values there), or its last lines."
     lines = [l.strip() for l in text.splitlines() if l.strip()]
-    errs = [i for i, l in enumerate(lines) if re.match(r'^(E\s+)?[\w.]*(Error|Exception|Failed|Interrupt)\b', l)]
-    return ' / '.join(lines[errs[-1]:errs[-1] + 3] if errs else lines[-2:])[:n]
+    errs = [
+        i
+        for i, l in enumerate(lines)
+        if re.match(r'^(E\s+)?[\w.]*(Error|Exception|Failed|Interrupt)\b', l)
+    ]
+    return ' / '.join(lines[errs[-1] : errs[-1] + 3] if errs else lines[-2:])[:n]
+
 
 def env_for(tree):
     "The environment a test runs in: the package, HOME and caches of the scratch `tree`, one thread."
-    home = Path(tree)/'home'
-    return os.environ | dict(OMP_NUM_THREADS='1', PYTHONPATH=str(tree), HOME=str(home), PYTHONDONTWRITEBYTECODE='1',
-                             MPLCONFIGDIR=str(Path.home()/'.config'/'matplotlib'))
+    home = Path(tree) / 'home'
+    return os.environ | dict(
+        OMP_NUM_THREADS='1',
+        PYTHONPATH=str(tree),
+        HOME=str(home),
+        PYTHONDONTWRITEBYTECODE='1',
+        MPLCONFIGDIR=str(Path.home() / '.config' / 'matplotlib'),
+    )
+
 
 def run(cmd, tree, limit):
     "Run `cmd` in `tree` within `limit` seconds: (exit code or None if killed at the limit, output, seconds)."
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=tree, env=env_for(tree), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         start_new_session=True)
-    try: out, code = p.communicate(timeout=limit)[0], p.returncode
+    p = subprocess.Popen(
+        cmd,
+        cwd=tree,
+        env=env_for(tree),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, code = p.communicate(timeout=limit)[0], p.returncode
     except subprocess.TimeoutExpired:
-        os.killpg(p.pid, 9)                          # its own process group: the test and whatever it started
+        os.killpg(p.pid, 9)  # its own process group: the test and whatever it started
         out, code = p.communicate()[0], None
     return code, out, time.perf_counter() - t0
 
+
 def test_notebook(tree, notebook, limit):
     "Test nbs/`notebook`.ipynb as `nbdev_test --path` does: (passed, the cell that failed or the time-out, detail, seconds)."
-    timings = Path(tree)/'_build'/f'{notebook}.json'
-    code, out, secs = run([PY, 'tools/nbtest.py', f'nbs/{notebook}.ipynb', '--timings', str(timings)], tree, limit)
-    if code == 0: return True, None, None, secs
-    if code is None: return False, f'nbs/{notebook}.ipynb: ran past {limit:.0f} s', None, secs
+    timings = Path(tree) / '_build' / f'{notebook}.json'
+    code, out, secs = run(
+        [PY, 'tools/nbtest.py', f'nbs/{notebook}.ipynb', '--timings', str(timings)], tree, limit
+    )
+    if code == 0:
+        return True, None, None, secs
+    if code is None:
+        return False, f'nbs/{notebook}.ipynb: ran past {limit:.0f} s', None, secs
     cells = json.loads(timings.read_text()) if timings.exists() else []
-    where = f"nbs/{notebook}.ipynb cell {cells[-1]['cell']}: {cells[-1]['first_line'][:90]}" if cells else f'nbs/{notebook}.ipynb'
+    where = (
+        f'nbs/{notebook}.ipynb cell {cells[-1]["cell"]}: {cells[-1]["first_line"][:90]}'
+        if cells
+        else f'nbs/{notebook}.ipynb'
+    )
     return False, where, _tail(out), secs
+
 
 def test_files(tree, files, limit):
     "Run the pytest `files` in one process, stopping at the first failure: (passed, the failing test, detail, seconds)."
-    code, out, secs = run([PY, '-m', 'pytest', '-x', '-q', '-p', 'no:cacheprovider', *files], tree, limit)
-    if code in (0, 5): return True, None, None, secs            # 5: no test collected (all skipped)
-    if code is None: return False, f"{' '.join(files)}: ran past {limit:.0f} s", None, secs
+    code, out, secs = run(
+        [PY, '-m', 'pytest', '-x', '-q', '-p', 'no:cacheprovider', *files], tree, limit
+    )
+    if code in (0, 5):
+        return True, None, None, secs  # 5: no test collected (all skipped)
+    if code is None:
+        return False, f'{" ".join(files)}: ran past {limit:.0f} s', None, secs
     failed = re.findall(r'^(?:FAILED|ERROR) (\S+)', out, re.M)
     return False, failed[0] if failed else ' '.join(files), _tail(out), secs
+
 
 # ---------------------------------------------------------------------------------------------------------- scratch trees
 def make_base(scratch):
     "The scratch tree every mutant starts from: the working tree's files, exported, with a git clone of HEAD and a HOME of its own."
-    base = Path(scratch)/'base'
-    subprocess.run(['git', 'clone', '-q', '--shared', '--no-checkout', str(ROOT), str(base)], check=True)
+    base = Path(scratch) / 'base'
+    subprocess.run(
+        ['git', 'clone', '-q', '--shared', '--no-checkout', str(ROOT), str(base)], check=True
+    )
     skip = shutil.ignore_patterns(*SKIP)
     ignore = lambda d, names: skip(d, names) | (TOP_SKIP & set(names) if Path(d) == ROOT else set())
     shutil.copytree(ROOT, base, ignore=ignore, dirs_exist_ok=True, symlinks=True)
-    subprocess.run(['git', 'read-tree', 'HEAD'], cwd=base, check=True)       # the index of HEAD: `git ls-files` works
-    cache = Path.home()/'.cache'/'ttc_nb'
-    if cache.exists(): shutil.copytree(cache, base/'home'/'.cache'/'ttc_nb', ignore=shutil.ignore_patterns('*.tmp', '.*'))
-    (base/'home').mkdir(exist_ok=True)
-    r = subprocess.run([str(Path(PY).parent/'nbdev_export')], cwd=base, env=env_for(base), capture_output=True, text=True)
-    if r.returncode: sys.exit(f'mutate: nbdev_export failed in the scratch copy:\n{r.stderr}')
+    subprocess.run(
+        ['git', 'read-tree', 'HEAD'], cwd=base, check=True
+    )  # the index of HEAD: `git ls-files` works
+    cache = Path.home() / '.cache' / 'ttc_nb'
+    if cache.exists():
+        shutil.copytree(
+            cache, base / 'home' / '.cache' / 'ttc_nb', ignore=shutil.ignore_patterns('*.tmp', '.*')
+        )
+    (base / 'home').mkdir(exist_ok=True)
+    r = subprocess.run(
+        [str(Path(PY).parent / 'nbdev_export')],
+        cwd=base,
+        env=env_for(base),
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode:
+        sys.exit(f'mutate: nbdev_export failed in the scratch copy:\n{r.stderr}')
     return base
+
 
 def copy_tree(base, dest):
     shutil.copytree(base, dest, symlinks=True)
     return dest
+
 
 # ---------------------------------------------------------------------------------------------------------- mutants
 def units(base, mutants):
@@ -354,37 +898,68 @@ def units(base, mutants):
     files = sorted({f for m in mutants for f in pytest_files(base, module_of(base, m.notebook))})
     return nbs, files
 
+
 def baseline(base, scratch, nbs, files, limit=1800):
     "Run every unit once unmutated: {unit: (passed, seconds, what failed)}."
-    tree, res = copy_tree(base, Path(scratch)/'baseline'), {}
+    tree, res = copy_tree(base, Path(scratch) / 'baseline'), {}
     for nb in nbs:
         ok, where, detail, secs = test_notebook(tree, nb, limit)
         res[f'nbs/{nb}.ipynb'] = (ok, secs, None if ok else f'{where}: {detail}')
-        print(f"baseline {'pass' if ok else 'FAIL'} {secs:7.1f} s  nbs/{nb}.ipynb" + ('' if ok else f'  {where}: {detail}'), flush=True)
+        print(
+            f'baseline {"pass" if ok else "FAIL"} {secs:7.1f} s  nbs/{nb}.ipynb'
+            + ('' if ok else f'  {where}: {detail}'),
+            flush=True,
+        )
     for f in files:
         ok, where, detail, secs = test_files(tree, [f], limit)
         res[f] = (ok, secs, None if ok else f'{where}: {detail}')
-        print(f"baseline {'pass' if ok else 'FAIL'} {secs:7.1f} s  {f}" + ('' if ok else f'  {where}: {detail}'), flush=True)
+        print(
+            f'baseline {"pass" if ok else "FAIL"} {secs:7.1f} s  {f}'
+            + ('' if ok else f'  {where}: {detail}'),
+            flush=True,
+        )
     shutil.rmtree(tree, ignore_errors=True)
     return res
 
-def limit_of(secs): return 3 * secs + 60
+
+def limit_of(secs):
+    return 3 * secs + 60
+
 
 def run_mutant(m, base, scratch, base_res):
     "Plant `m` in a copy of `base`, export it, run its tests until one fails: the mutant's record."
     t0 = time.perf_counter()
-    tree = copy_tree(base, Path(scratch)/f'm-{m.name}')
+    tree = copy_tree(base, Path(scratch) / f'm-{m.name}')
     module = module_of(tree, m.notebook)
-    rec = dict(name=m.name, notebook=f'nbs/{m.notebook}.ipynb', module=f'ttc_nb/{module}.py', what=m.what, find=m.find,
-               replace=m.replace, result=None, caught_by=None, detail=None, ran=[], seconds=None)
+    rec = dict(
+        name=m.name,
+        notebook=f'nbs/{m.notebook}.ipynb',
+        module=f'ttc_nb/{module}.py',
+        what=m.what,
+        find=m.find,
+        replace=m.replace,
+        result=None,
+        caught_by=None,
+        detail=None,
+        ran=[],
+        seconds=None,
+    )
     try:
-        before = (tree/'ttc_nb'/f'{module}.py').read_text()
+        before = (tree / 'ttc_nb' / f'{module}.py').read_text()
         mutate_notebook(tree, m)
-        r = subprocess.run([str(Path(PY).parent/'nbdev_export'), '--path', f'nbs/{m.notebook}.ipynb'], cwd=tree, env=env_for(tree),
-                           capture_output=True, text=True)
-        after = (tree/'ttc_nb'/f'{module}.py').read_text()
+        r = subprocess.run(
+            [str(Path(PY).parent / 'nbdev_export'), '--path', f'nbs/{m.notebook}.ipynb'],
+            cwd=tree,
+            env=env_for(tree),
+            capture_output=True,
+            text=True,
+        )
+        after = (tree / 'ttc_nb' / f'{module}.py').read_text()
         if r.returncode or after == before or m.replace not in after:
-            rec.update(result='error', detail=f'the export did not plant the bug in ttc_nb/{module}.py: {r.stderr.strip()[-300:]}')
+            rec.update(
+                result='error',
+                detail=f'the export did not plant the bug in ttc_nb/{module}.py: {r.stderr.strip()[-300:]}',
+            )
             return rec
         nb_unit = f'nbs/{m.notebook}.ipynb'
         if not base_res[nb_unit][0]:
@@ -393,9 +968,14 @@ def run_mutant(m, base, scratch, base_res):
         ok, where, detail, secs = test_notebook(tree, m.notebook, limit_of(base_res[nb_unit][1]))
         rec['ran'].append(nb_unit)
         if ok:
-            files = sorted((f for f in pytest_files(tree, module) if base_res[f][0]), key=lambda f: base_res[f][1])
+            files = sorted(
+                (f for f in pytest_files(tree, module) if base_res[f][0]),
+                key=lambda f: base_res[f][1],
+            )
             if files:
-                ok, where, detail, secs = test_files(tree, files, limit_of(sum(base_res[f][1] for f in files)))
+                ok, where, detail, secs = test_files(
+                    tree, files, limit_of(sum(base_res[f][1] for f in files))
+                )
                 rec['ran'] += files
         rec.update(result='survived' if ok else 'caught', caught_by=where, detail=detail)
         return rec
@@ -403,79 +983,136 @@ def run_mutant(m, base, scratch, base_res):
         rec['seconds'] = round(time.perf_counter() - t0, 1)
         shutil.rmtree(tree, ignore_errors=True)
 
+
 def table(recs):
     "The summary table: one line per mutant."
     w = max(len(r['name']) for r in recs)
-    lines = [f"{'mutant':{w}}  {'module':18}  {'result':8}  {'s':>6}  caught by"]
+    lines = [f'{"mutant":{w}}  {"module":18}  {"result":8}  {"s":>6}  caught by']
     for r in recs:
         by = r['caught_by'] or r['detail'] or ''
-        lines.append(f"{r['name']:{w}}  {Path(r['module']).stem:18}  {r['result']:8}  {r['seconds']:6.1f}  {by[:100]}")
+        lines.append(
+            f'{r["name"]:{w}}  {Path(r["module"]).stem:18}  {r["result"]:8}  {r["seconds"]:6.1f}  {by[:100]}'
+        )
     return '\n'.join(lines)
+
 
 def totals(recs):
     n = {k: sum(r['result'] == k for r in recs) for k in ('caught', 'survived', 'not run', 'error')}
     scored = n['caught'] + n['survived']
-    return dict(mutants=len(recs), **{k.replace(' ', '_'): v for k, v in n.items()},
-                caught_share=round(n['caught'] / scored, 3) if scored else None,
-                survivors=[r['name'] for r in recs if r['result'] == 'survived'])
+    return dict(
+        mutants=len(recs),
+        **{k.replace(' ', '_'): v for k, v in n.items()},
+        caught_share=round(n['caught'] / scored, 3) if scored else None,
+        survivors=[r['name'] for r in recs if r['result'] == 'survived'],
+    )
+
 
 def machine():
     "The machine, as `ttc_nb.runs.registry.environment` records it (the working tree's package, on CPU)."
     sys.path.insert(0, str(ROOT))
     from ttc_nb.runs.registry import environment
+
     env = environment('cpu')
-    return {k: env[k] for k in ('cpus', 'device_name', 'torch', 'commit')} | dict(threads_per_test=1)
+    return {k: env[k] for k in ('cpus', 'device_name', 'torch', 'commit')} | dict(
+        threads_per_test=1
+    )
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('--only', nargs='+', metavar='NAME', help='the mutants to run (names, or comma-separated lists of them)')
+    p.add_argument(
+        '--only',
+        nargs='+',
+        metavar='NAME',
+        help='the mutants to run (names, or comma-separated lists of them)',
+    )
     p.add_argument('-j', type=int, default=1, metavar='N', help='mutants at a time (default 1)')
-    p.add_argument('--out', help='the JSON report (default: tools/mutants.json when the whole catalogue runs, none with --only)')
+    p.add_argument(
+        '--out',
+        help='the JSON report (default: tools/mutants.json when the whole catalogue runs, none with --only)',
+    )
     p.add_argument('--list', action='store_true', help='print the catalogue and exit')
-    p.add_argument('--check', action='store_true', help='check that each text occurs once in its export cell, and exit')
+    p.add_argument(
+        '--check',
+        action='store_true',
+        help='check that each text occurs once in its export cell, and exit',
+    )
     p.add_argument('--keep', action='store_true', help='keep the scratch directory')
     a = p.parse_args(argv)
     if a.list:
-        for m in MUTANTS: print(f'{m.name:26} {m.notebook:20} {m.what}')
+        for m in MUTANTS:
+            print(f'{m.name:26} {m.notebook:20} {m.what}')
         return
     chosen = MUTANTS
     if a.only:
         names = [n for o in a.only for n in o.split(',') if n]
-        if unknown := [n for n in names if n not in {m.name for m in MUTANTS}]: p.error(f"unknown mutants: {', '.join(unknown)}")
+        if unknown := [n for n in names if n not in {m.name for m in MUTANTS}]:
+            p.error(f'unknown mutants: {", ".join(unknown)}')
         chosen = [m for m in MUTANTS if m.name in names]
     problems = check_catalogue(ROOT, MUTANTS)
     if a.check or problems:
-        print('\n'.join(problems) or f'catalogue: {len(MUTANTS)} mutants, each text found once in its export cell')
-        if problems: sys.exit(f"mutate: {len(problems)} problem(s) in the catalogue; fix {'them' if len(problems) > 1 else 'it'} first")
+        print(
+            '\n'.join(problems)
+            or f'catalogue: {len(MUTANTS)} mutants, each text found once in its export cell'
+        )
+        if problems:
+            sys.exit(
+                f'mutate: {len(problems)} problem(s) in the catalogue; fix {"them" if len(problems) > 1 else "it"} first'
+            )
         return
     out = Path(a.out) if a.out else (None if a.only else REPORT)
     t0, started = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec='seconds')
     scratch = Path(tempfile.mkdtemp(prefix='ttc-mutate-'))
     try:
         base = make_base(scratch)
-        if problems := check_catalogue(base, chosen): sys.exit('mutate: ' + '\n'.join(problems))
+        if problems := check_catalogue(base, chosen):
+            sys.exit('mutate: ' + '\n'.join(problems))
         nbs, files = units(base, chosen)
-        print(f'mutate: {len(chosen)} mutants; baseline of {len(nbs)} notebooks and {len(files)} test files first', flush=True)
+        print(
+            f'mutate: {len(chosen)} mutants; baseline of {len(nbs)} notebooks and {len(files)} test files first',
+            flush=True,
+        )
         base_res = baseline(base, scratch, nbs, files)
         recs = {}
+
         def one(m):
             r = run_mutant(m, base, scratch, base_res)
-            print(f"{r['result']:8} {r['seconds']:6.1f} s  {m.name}: {r['caught_by'] or r['detail'] or ''}", flush=True)
+            print(
+                f'{r["result"]:8} {r["seconds"]:6.1f} s  {m.name}: {r["caught_by"] or r["detail"] or ""}',
+                flush=True,
+            )
             return r
-        with ThreadPoolExecutor(max(1, a.j)) as ex: recs = list(ex.map(one, chosen))
+
+        with ThreadPoolExecutor(max(1, a.j)) as ex:
+            recs = list(ex.map(one, chosen))
     finally:
-        if not a.keep: shutil.rmtree(scratch, ignore_errors=True)
+        if not a.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
     print('\n' + table(recs))
     tot = totals(recs)
-    print(f"\n{tot['caught']} of {tot['mutants']} caught, {tot['survived']} survived"
-          + (f", {tot['not_run']} not run" if tot['not_run'] else '') + (f", {tot['error']} errors" if tot['error'] else '')
-          + f"; {time.perf_counter() - t0:.0f} s")
+    print(
+        f'\n{tot["caught"]} of {tot["mutants"]} caught, {tot["survived"]} survived'
+        + (f', {tot["not_run"]} not run' if tot['not_run'] else '')
+        + (f', {tot["error"]} errors' if tot['error'] else '')
+        + f'; {time.perf_counter() - t0:.0f} s'
+    )
     if out:
-        report = dict(command=' '.join(['tools/mutate.py', *(argv if argv is not None else sys.argv[1:])]), started=started,
-                      seconds=round(time.perf_counter() - t0), machine=machine(), jobs=a.j,
-                      baseline=[dict(unit=u, passed=ok, seconds=round(s, 1), failure=f) for u, (ok, s, f) in base_res.items()],
-                      totals=tot, mutants=recs)
+        report = dict(
+            command=' '.join(['tools/mutate.py', *(argv if argv is not None else sys.argv[1:])]),
+            started=started,
+            seconds=round(time.perf_counter() - t0),
+            machine=machine(),
+            jobs=a.j,
+            baseline=[
+                dict(unit=u, passed=ok, seconds=round(s, 1), failure=f)
+                for u, (ok, s, f) in base_res.items()
+            ],
+            totals=tot,
+            mutants=recs,
+        )
         out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + '\n')
         print(f'written: {out}')
 
-if __name__ == '__main__': main()
+
+if __name__ == '__main__':
+    main()

@@ -9,7 +9,12 @@ record per cell it ran -- notebook, cell index (as in the .ipynb), first line, s
 fails, after writing the timings of the cells up to the failing one. The second form prints the slowest cells of many
 such files.
 """
-import argparse, json, os, sys, time
+
+import argparse
+import json
+import os
+import sys
+import time
 from pathlib import Path
 
 import nbdev.test
@@ -17,54 +22,98 @@ from execnb.shell import CaptureShell
 from fastcore.xtras import working_directory
 from nbdev.config import get_config
 
-TIMES = []   # {cell, first_line, seconds} of each code cell this process has run
+TIMES = []  # {cell, first_line, seconds} of each code cell this process has run
+
 
 class TimedShell(CaptureShell):
     "A `CaptureShell` that records in `TIMES` how long each code cell it runs takes."
+
     def cell(self, cell, **kw):
-        if cell.cell_type != 'code': return super().cell(cell, **kw)
+        if cell.cell_type != 'code':
+            return super().cell(cell, **kw)
         start = time.perf_counter()
-        try: return super().cell(cell, **kw)
-        finally: TIMES.append(dict(cell=cell.idx_, first_line=first_line(cell.source), seconds=round(time.perf_counter() - start, 3)))
+        try:
+            return super().cell(cell, **kw)
+        finally:
+            TIMES.append(
+                dict(
+                    cell=cell.idx_,
+                    first_line=first_line(cell.source),
+                    seconds=round(time.perf_counter() - start, 3),
+                )
+            )
+
 
 def first_line(src):
     "The first line of a cell's source that is not a `#|` directive (or its first line if all are) nor blank."
     lines = [l.strip() for l in src.splitlines() if l.strip()]
     return next((l for l in lines if not l.startswith('#|')), lines[0] if lines else '')
 
+
 def test(path, flags='', timings=None):
     "Run notebook `path` like `nbdev_test --path path --flags flags`; write its cells' timings to `timings`; True if it passed."
     cfg = get_config()
-    files = [f.absolute() for f in nbdev.test.nbglob(path, as_path=True) if nbdev.test._keep_file(f, '.notest')]
-    if not files: print('No files were eligible for testing'); return True
-    nbdev.test.CaptureShell = TimedShell       # `test_nb` builds its shell from this name
+    files = [
+        f.absolute()
+        for f in nbdev.test.nbglob(path, as_path=True)
+        if nbdev.test._keep_file(f, '.notest')
+    ]
+    if not files:
+        print('No files were eligible for testing')
+        return True
+    nbdev.test.CaptureShell = TimedShell  # `test_nb` builds its shell from this name
     with working_directory(cfg.nbs_path if cfg.nbs_path.exists() else os.getcwd()):
-        passed, _ = nbdev.test.test_nb(files[0], skip_flags=cfg.tst_flags.split(), force_flags=flags.split(),
-                                      basepath=cfg.config_path)
+        passed, _ = nbdev.test.test_nb(
+            files[0],
+            skip_flags=cfg.tst_flags.split(),
+            force_flags=flags.split(),
+            basepath=cfg.config_path,
+        )
     if timings:
         Path(timings).parent.mkdir(parents=True, exist_ok=True)
-        Path(timings).write_text(json.dumps([dict(notebook=str(path), **t) for t in TIMES], indent=1) + '\n')
+        Path(timings).write_text(
+            json.dumps([dict(notebook=str(path), **t) for t in TIMES], indent=1) + '\n'
+        )
     return passed
+
 
 def slowest(files, n=10):
     "Print the `n` slowest cells recorded in the timing `files`."
-    files = [f for f in files if Path(f).exists()]      # a notebook that crashed its process wrote none
+    files = [f for f in files if Path(f).exists()]  # a notebook that crashed its process wrote none
     recs = [r for f in files for r in json.loads(Path(f).read_text())]
     recs.sort(key=lambda r: r['seconds'], reverse=True)
     total = sum(r['seconds'] for r in recs)
-    print(f"nbtest: {len(recs)} cells in {len(files)} notebooks, {total:.0f} s of cell time; the {min(n, len(recs))} slowest:")
-    for r in recs[:n]: print(f"{r['seconds']:8.1f} s  {r['notebook']} cell {r['cell']}: {r['first_line'][:80]}")
+    print(
+        f'nbtest: {len(recs)} cells in {len(files)} notebooks, {total:.0f} s of cell time; the {min(n, len(recs))} slowest:'
+    )
+    for r in recs[:n]:
+        print(f'{r["seconds"]:8.1f} s  {r["notebook"]} cell {r["cell"]}: {r["first_line"][:80]}')
+
 
 if __name__ == '__main__':
     p = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    p.add_argument('paths', nargs='+', help='the notebook to test, or with --slowest the timing files')
-    p.add_argument('--flags', default='', help='space separated test flags to run that are normally skipped')
+    p.add_argument(
+        'paths', nargs='+', help='the notebook to test, or with --slowest the timing files'
+    )
+    p.add_argument(
+        '--flags', default='', help='space separated test flags to run that are normally skipped'
+    )
     p.add_argument('--timings', help='where to write the cell timings (JSON)')
-    p.add_argument('--slowest', type=int, metavar='N', help='print the N slowest cells of the timing files given')
+    p.add_argument(
+        '--slowest',
+        type=int,
+        metavar='N',
+        help='print the N slowest cells of the timing files given',
+    )
     a = p.parse_args()
-    if a.slowest is not None: sys.exit(slowest(a.paths, a.slowest))
-    if len(a.paths) != 1: p.error('test one notebook at a time')
-    if test(a.paths[0], a.flags, a.timings): print('Success.')
+    if a.slowest is not None:
+        sys.exit(slowest(a.paths, a.slowest))
+    if len(a.paths) != 1:
+        p.error('test one notebook at a time')
+    if test(a.paths[0], a.flags, a.timings):
+        print('Success.')
     else:
-        sys.stderr.write(f"\nnbdev Tests Failed On The Following Notebooks:\n{'=' * 50}\n\t{Path(a.paths[0]).name}\n")
+        sys.stderr.write(
+            f'\nnbdev Tests Failed On The Following Notebooks:\n{"=" * 50}\n\t{Path(a.paths[0]).name}\n'
+        )
         sys.exit(1)

@@ -6,36 +6,55 @@
 __all__ = ['stepwise_cross_entropy', 'progressive_loss', 'stepwise_progressive_loss']
 
 # %% ../../nbs/01_core.losses.ipynb #c8b9bc3d
-import torch, torch.nn.functional as F
+import torch
+import torch.nn.functional as F
 from .protocol import Thoughts, Recurrent
 
+
 # %% ../../nbs/01_core.losses.ipynb #6b1ff3f9
-def stepwise_cross_entropy(th:Thoughts, y):
+def stepwise_cross_entropy(th: Thoughts, y):
     "Cross-entropy averaged over every iteration's prediction: the loss that makes a model usable at any step."
     return F.cross_entropy(th.preds.flatten(0, -2), y.expand(len(th), *y.shape).flatten())
 
+
 # %% ../../nbs/01_core.losses.ipynb #822bcb98
-def progressive_loss(model:Recurrent, x, y, steps:int, gen=None):
+def progressive_loss(model: Recurrent, x, y, steps: int, gen=None):
     "Bansal et al.'s progressive loss: n < `steps` iterations without gradient, k <= `steps` - n more with it; the cross-entropy after n + k."
     n = int(torch.randint(steps, (), generator=gen))
     k = int(torch.randint(1, steps - n + 1, (), generator=gen))
-    e = model.encode(x)                                               # recalled by every iteration, with gradient
+    e = model.encode(x)  # recalled by every iteration, with gradient
     with torch.set_grad_enabled(torch.is_grad_enabled() and n == 0):
-        _, h = model.unroll(e, model.init(e), n)                      # h_n, without gradient when n > 0
+        _, h = model.unroll(e, model.init(e), n)  # h_n, without gradient when n > 0
     preds, _ = model.unroll(e, h, k)
     return F.cross_entropy(preds[-1].flatten(0, -2), y.flatten())
 
+
 # %% ../../nbs/01_core.losses.ipynb #6ee42c2a
-def stepwise_progressive_loss(train_steps:int, min_steps:int=0, alpha:float=0., window:int=0):
+def stepwise_progressive_loss(
+    train_steps: int, min_steps: int = 0, alpha: float = 0.0, window: int = 0
+):
     "loss(model, (x, y)): the stepwise loss over `train_steps` steps (or a number drawn from `min_steps`..`train_steps`), on the last `window` of them (0: all), mixed with the progressive loss by `alpha`."
-    if not 0 <= alpha <= 1: raise ValueError(f"alpha, the weight of the progressive loss, must be in [0, 1], got {alpha}")
-    if not 0 <= min_steps <= train_steps: raise ValueError(f"min_steps must be 0 (always train_steps) or 1 to train_steps={train_steps}, got {min_steps}")
-    if window < 0: raise ValueError(f"window must be 0 (every step) or the number of last steps the loss is on, got {window}")
+    if not 0 <= alpha <= 1:
+        raise ValueError(
+            f'alpha, the weight of the progressive loss, must be in [0, 1], got {alpha}'
+        )
+    if not 0 <= min_steps <= train_steps:
+        raise ValueError(
+            f'min_steps must be 0 (always train_steps) or 1 to train_steps={train_steps}, got {min_steps}'
+        )
+    if window < 0:
+        raise ValueError(
+            f'window must be 0 (every step) or the number of last steps the loss is on, got {window}'
+        )
+
     def loss(model, b):
         x, y = b
         T = int(torch.randint(min_steps, train_steps + 1, ())) if min_steps else train_steps
-        total = 0.
-        if alpha < 1: total = (1 - alpha) * stepwise_cross_entropy(model(x, steps=T, window=window), y)
-        if alpha > 0: total = total + alpha * progressive_loss(model, x, y, T)
+        total = 0.0
+        if alpha < 1:
+            total = (1 - alpha) * stepwise_cross_entropy(model(x, steps=T, window=window), y)
+        if alpha > 0:
+            total = total + alpha * progressive_loss(model, x, y, T)
         return total
+
     return loss

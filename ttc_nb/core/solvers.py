@@ -10,88 +10,146 @@ import math
 from dataclasses import dataclass
 import torch
 
+
 # %% ../../nbs/03_core.solvers.ipynb #e28035e1
 @dataclass
 class Solution:
     "What `fixed_point` found, per sample: the state, the iterations it took, its relative residual, and whether it met the tolerance."
-    z: torch.Tensor          # (B, ...): f(z) at the last z evaluated
-    iters: torch.Tensor      # (B,) evaluations of f until the tolerance was met; max_iter when it never was
-    residual: torch.Tensor   # (B,) ||f(z) - z|| / ||f(z)|| at that z; inf when a state is not finite
+
+    z: torch.Tensor  # (B, ...): f(z) at the last z evaluated
+    iters: (
+        torch.Tensor
+    )  # (B,) evaluations of f until the tolerance was met; max_iter when it never was
+    residual: torch.Tensor  # (B,) ||f(z) - z|| / ||f(z)|| at that z; inf when a state is not finite
     converged: torch.Tensor  # (B,) bool: residual <= tol
+
 
 def relative_residual(z, fz):
     "||f(z) - z|| / ||f(z)|| per sample of states `z` and images `fz` (B, D); inf where either is not finite."
     r = (fz - z).norm(dim=1) / fz.norm(dim=1).clamp(min=1e-12)
     return torch.where(r.isfinite(), r, torch.full_like(r, math.inf))
 
+
 # %% ../../nbs/03_core.solvers.ipynb #76a56561
 def _iterate():
     "Plain iteration: z <- f(z)."
     return lambda z, fz: fz
 
-def _anderson(m:int=5, lam:float=1e-4, beta:float=1.0):
+
+def _anderson(m: int = 5, lam: float = 1e-4, beta: float = 1.0):
     "Anderson acceleration: mix the last `m` iterates and their images with the weights that minimise the mixed residual."
-    X, G = [], []                                             # z_i and g_i = f(z_i) - z_i, each (B, D)
+    X, G = [], []  # z_i and g_i = f(z_i) - z_i, each (B, D)
+
     def step(z, fz):
-        X.append(z); G.append(fz - z)
+        X.append(z)
+        G.append(fz - z)
         del X[:-m], G[:-m]
-        x, g = torch.stack(X, 1), torch.stack(G, 1)           # (B, n, D)
-        GG = g @ g.transpose(1, 2)                            # (B, n, n)
+        x, g = torch.stack(X, 1), torch.stack(G, 1)  # (B, n, D)
+        GG = g @ g.transpose(1, 2)  # (B, n, n)
         reg = lam * GG.diagonal(0, 1, 2).amax(1).clamp(min=1e-30)
-        a = torch.linalg.solve(GG + reg[:, None, None] * torch.eye(len(X), dtype=z.dtype, device=z.device),
-                               torch.ones(*GG.shape[:2], 1, dtype=z.dtype, device=z.device))
-        a = a / a.sum(1, keepdim=True)                        # (B, n, 1), summing to 1
+        a = torch.linalg.solve(
+            GG + reg[:, None, None] * torch.eye(len(X), dtype=z.dtype, device=z.device),
+            torch.ones(*GG.shape[:2], 1, dtype=z.dtype, device=z.device),
+        )
+        a = a / a.sum(1, keepdim=True)  # (B, n, 1), summing to 1
         return (a.transpose(1, 2) @ (x + beta * g)).squeeze(1)
+
     return step
 
+
 # %% ../../nbs/03_core.solvers.ipynb #bbce5c1d
-def _broyden(m:int=30):
+def _broyden(m: int = 30):
     "Broyden's good method on g(z) = f(z) - z, the inverse Jacobian kept as -I + U V^T from the last `m` rank-one updates."
     U, V, last = [], [], {}
-    def lowrank(A, B, y):                                     # (-I + A B^T) y, A and B lists of (B, D) vectors
-        return -y + (torch.einsum('bkd,bk->bd', torch.stack(A, 1), torch.einsum('bkd,bd->bk', torch.stack(B, 1), y)) if A else 0)
-    H, Ht = (lambda y: lowrank(U, V, y)), (lambda y: lowrank(V, U, y))   # H y and H^T y
+
+    def lowrank(A, B, y):  # (-I + A B^T) y, A and B lists of (B, D) vectors
+        return -y + (
+            torch.einsum(
+                'bkd,bk->bd', torch.stack(A, 1), torch.einsum('bkd,bd->bk', torch.stack(B, 1), y)
+            )
+            if A
+            else 0
+        )
+
+    H, Ht = (lambda y: lowrank(U, V, y)), (lambda y: lowrank(V, U, y))  # H y and H^T y
+
     def step(z, fz):
         g = fz - z
         if last:
             dz, dg = z - last['z'], g - last['g']
             Hdg = H(dg)
             den = (dz * Hdg).sum(1, keepdim=True)
-            ok = den.abs() > 1e-30                            # no update where it would divide by zero
-            u, v = torch.where(ok, (dz - Hdg) / torch.where(ok, den, 1.), 0.), Ht(dz)
-            U.append(u); V.append(v)
+            ok = den.abs() > 1e-30  # no update where it would divide by zero
+            u, v = torch.where(ok, (dz - Hdg) / torch.where(ok, den, 1.0), 0.0), Ht(dz)
+            U.append(u)
+            V.append(v)
             del U[:-m], V[:-m]
         last.update(z=z, g=g)
         return z - H(g)
+
     return step
+
 
 # %% ../../nbs/03_core.solvers.ipynb #6f59e3e7
 SOLVERS = ('anderson', 'broyden', 'iterate')
 
-def fixed_point(f, z0, method:str='anderson', tol:float=1e-4, max_iter:int=50, m:int=None, lam:float=1e-4, beta:float=1.0,
-          each=None, fallback:str=None):
+
+def fixed_point(
+    f,
+    z0,
+    method: str = 'anderson',
+    tol: float = 1e-4,
+    max_iter: int = 50,
+    m: int = None,
+    lam: float = 1e-4,
+    beta: float = 1.0,
+    each=None,
+    fallback: str = None,
+):
     "Solve z = f(z) for a batch of states from `z0` (B, ...) by `method`; `each(z)` sees the estimate after every iteration."
-    if method not in SOLVERS: raise ValueError(f"method must be one of {', '.join(SOLVERS)}, got {method!r}")
-    if max_iter < 1: raise ValueError(f"max_iter must be at least 1, got {max_iter}")
-    step = {'anderson': lambda: _anderson(m or 5, lam, beta), 'broyden': lambda: _broyden(m or max_iter), 'iterate': _iterate}[method]()
+    if method not in SOLVERS:
+        raise ValueError(f'method must be one of {", ".join(SOLVERS)}, got {method!r}')
+    if max_iter < 1:
+        raise ValueError(f'max_iter must be at least 1, got {max_iter}')
+    step = {
+        'anderson': lambda: _anderson(m or 5, lam, beta),
+        'broyden': lambda: _broyden(m or max_iter),
+        'iterate': _iterate,
+    }[method]()
     B, shape, z = len(z0), z0.shape, z0.flatten(1)
     out, res = torch.empty_like(z), torch.full((B,), math.inf, device=z.device)
-    done, iters = torch.zeros(B, dtype=torch.bool, device=z.device), torch.full((B,), max_iter, device=z.device)
+    done, iters = (
+        torch.zeros(B, dtype=torch.bool, device=z.device),
+        torch.full((B,), max_iter, device=z.device),
+    )
     for k in range(1, max_iter + 1):
         fz = f(z.view(shape)).flatten(1)
         r, new = relative_residual(z, fz), ~done
-        res, out = torch.where(new, r, res), torch.where(new[:, None], fz, out)   # samples done keep their answer
+        res, out = (
+            torch.where(new, r, res),
+            torch.where(new[:, None], fz, out),
+        )  # samples done keep their answer
         hit = new & (r <= tol)
         iters, done = torch.where(hit, k, iters), done | hit
-        if each is not None: each(out.view(shape))
-        if done.all(): break
+        if each is not None:
+            each(out.view(shape))
+        if done.all():
+            break
         z = step(z, fz)
     sol = Solution(out.view(shape), iters, res, done)
-    if fallback and not done.all(): sol = _better(sol, fixed_point(f, z0, fallback, tol, max_iter, m, lam, beta))
+    if fallback and not done.all():
+        sol = _better(sol, fixed_point(f, z0, fallback, tol, max_iter, m, lam, beta))
     return sol
 
-def _better(a:Solution, b:Solution):
+
+def _better(a: Solution, b: Solution):
     "Per sample, the solution of `a` or `b` with the lower residual."
     pick = b.residual < a.residual
-    return Solution(*(torch.where(pick.view(-1, *[1] * (u.dim() - 1)), v, u) for u, v in zip(
-        (a.z, a.iters, a.residual, a.converged), (b.z, b.iters, b.residual, b.converged))))
+    return Solution(
+        *(
+            torch.where(pick.view(-1, *[1] * (u.dim() - 1)), v, u)
+            for u, v in zip(
+                (a.z, a.iters, a.residual, a.converged), (b.z, b.iters, b.residual, b.converged)
+            )
+        )
+    )

@@ -8,33 +8,45 @@ __all__ = ['TransformerConfig', 'Attention', 'MLP', 'Block', 'sinusoidal', 'Posi
 # %% ../../nbs/02_core.transformer.ipynb #c6c74622
 import math
 from dataclasses import dataclass
-import torch, torch.nn as nn, torch.nn.functional as F
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
 
 # %% ../../nbs/02_core.transformer.ipynb #b501cbce
 @dataclass
 class TransformerConfig:
     "The shape of a transformer: width, heads, depth, MLP width, positions, causality."
+
     d_model: int = 64
     n_heads: int = 1
     n_layers: int = 1
-    d_ff: int = 0                 # the MLP's hidden width; 0: 4 * d_model, as in GPT-2
-    max_len: int = 128            # positions the position encoding covers
-    positions: str = 'learned'    # 'learned', 'sinusoidal' or 'none'
-    causal: bool = False          # True: a query sees only itself and the keys before it
+    d_ff: int = 0  # the MLP's hidden width; 0: 4 * d_model, as in GPT-2
+    max_len: int = 128  # positions the position encoding covers
+    positions: str = 'learned'  # 'learned', 'sinusoidal' or 'none'
+    causal: bool = False  # True: a query sees only itself and the keys before it
     dropout: float = 0.0
     bias: bool = True
-    gelu: str = 'none'            # 'none': the exact GELU; 'tanh': GPT-2's tanh approximation
-    relu: bool = False            # True: the MLP's nonlinearity is ReLU, for weights set by hand
+    gelu: str = 'none'  # 'none': the exact GELU; 'tanh': GPT-2's tanh approximation
+    relu: bool = False  # True: the MLP's nonlinearity is ReLU, for weights set by hand
+
     def __post_init__(self):
-        if self.d_model % self.n_heads: raise ValueError(f'd_model {self.d_model} is not divisible by n_heads {self.n_heads}')
-        if self.positions not in ('learned', 'sinusoidal', 'none'): raise ValueError(f"positions must be learned, sinusoidal or none, not {self.positions!r}")
-        if self.gelu not in ('none', 'tanh'): raise ValueError(f"gelu must be 'none' (exact) or 'tanh', not {self.gelu!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f'd_model {self.d_model} is not divisible by n_heads {self.n_heads}')
+        if self.positions not in ('learned', 'sinusoidal', 'none'):
+            raise ValueError(
+                f'positions must be learned, sinusoidal or none, not {self.positions!r}'
+            )
+        if self.gelu not in ('none', 'tanh'):
+            raise ValueError(f"gelu must be 'none' (exact) or 'tanh', not {self.gelu!r}")
         self.d_ff = self.d_ff or 4 * self.d_model
+
 
 # %% ../../nbs/02_core.transformer.ipynb #c772114e
 class Attention(nn.Module):
     "Multi-head self-attention; `forward(x, mask, need_weights, cache)` returns the output and, when asked, the probabilities (B, H, T, keys)."
-    def __init__(self, cfg:TransformerConfig):
+
+    def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=cfg.bias)
         self.proj = nn.Linear(cfg.d_model, cfg.d_model, bias=cfg.bias)
@@ -42,84 +54,115 @@ class Attention(nn.Module):
 
     def allowed(self, mask, T, device, past=0):
         "Which keys each of the T queries may attend to, (B or 1, 1, T, past + T) booleans, or None for all; the first `past` keys are cached."
-        allow = None if mask is None else mask[:, None, None, :]                      # (B, 1, 1, past + T)
+        allow = None if mask is None else mask[:, None, None, :]  # (B, 1, 1, past + T)
         if self.causal:
             tri = torch.ones(T, past + T, dtype=torch.bool, device=device).tril(past)[None, None]
             allow = tri if allow is None else allow & tri
         return allow
 
-    def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
+    def forward(self, x, mask=None, need_weights: bool = False, cache: dict = None):
         "Attention of `x` (B, T, C) to itself and a `cache`d prefix where `mask` allows: the output, and the probabilities (B, H, T, prefix + T) if `need_weights`, else None."
         B, T, C = x.shape
-        q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in self.qkv(x).split(C, -1))  # (B, H, T, d)
-        if cache is not None:                                                           # keys and values of the positions before
-            if cache: k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
+        q, k, v = (
+            t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
+            for t in self.qkv(x).split(C, -1)
+        )  # (B, H, T, d)
+        if cache is not None:  # keys and values of the positions before
+            if cache:
+                k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
             cache['k'], cache['v'] = k, v
-        allow, p = self.allowed(mask, T, x.device, k.shape[2] - T), self.dropout if self.training else 0.
+        allow, p = (
+            self.allowed(mask, T, x.device, k.shape[2] - T),
+            self.dropout if self.training else 0.0,
+        )
         if need_weights:
-            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])                       # (B, H, T, past + T)
-            if allow is not None: s = s.masked_fill(~allow, float('-inf'))
+            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, past + T)
+            if allow is not None:
+                s = s.masked_fill(~allow, float('-inf'))
             a = s.softmax(-1)
             y = F.dropout(a, p, self.training) @ v
-        else: a, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=allow, dropout_p=p)
+        else:
+            a, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=allow, dropout_p=p)
         return self.proj(y.transpose(1, 2).reshape(B, T, C)), a
+
 
 # %% ../../nbs/02_core.transformer.ipynb #540cb87d
 class MLP(nn.Module):
     "Position-wise: Linear(C, d_ff), GELU (or ReLU), Linear(d_ff, C), dropout."
-    def __init__(self, cfg:TransformerConfig):
+
+    def __init__(self, cfg: TransformerConfig):
         super().__init__()
-        self.fc, self.proj = nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias), nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias)
+        self.fc, self.proj = (
+            nn.Linear(cfg.d_model, cfg.d_ff, bias=cfg.bias),
+            nn.Linear(cfg.d_ff, cfg.d_model, bias=cfg.bias),
+        )
         self.dropout, self.gelu, self.relu = nn.Dropout(cfg.dropout), cfg.gelu, cfg.relu
+
     def forward(self, x):
         "The MLP applied at every position of `x`."
         h = self.fc(x)
         return self.dropout(self.proj(F.relu(h) if self.relu else F.gelu(h, approximate=self.gelu)))
 
+
 class Block(nn.Module):
     "A pre-LayerNorm transformer block; returns the new residual stream and the attention probabilities when asked."
-    def __init__(self, cfg:TransformerConfig):
+
+    def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.ln1, self.attn = nn.LayerNorm(cfg.d_model, bias=cfg.bias), Attention(cfg)
         self.ln2, self.mlp = nn.LayerNorm(cfg.d_model, bias=cfg.bias), MLP(cfg)
-    def forward(self, x, mask=None, need_weights:bool=False, cache:dict=None):
+
+    def forward(self, x, mask=None, need_weights: bool = False, cache: dict = None):
         "The residual stream `x` after attention and the MLP, each read through a LayerNorm; and the attention probabilities."
         y, a = self.attn(self.ln1(x), mask, need_weights, cache)
         x = x + y
         return x + self.mlp(self.ln2(x)), a
 
+
 # %% ../../nbs/02_core.transformer.ipynb #6886aa3e
-def sinusoidal(T:int, C:int) -> torch.Tensor:
+def sinusoidal(T: int, C: int) -> torch.Tensor:
     "The (T, C) sinusoidal position encoding of Vaswani et al. (2017)."
     t, i = torch.arange(T, dtype=torch.float)[:, None], torch.arange(0, C, 2, dtype=torch.float)
     pe = torch.zeros(T, C)
-    pe[:, 0::2], pe[:, 1::2] = torch.sin(t / 10000 ** (i / C)), torch.cos(t / 10000 ** (i[:C // 2] / C))
+    pe[:, 0::2], pe[:, 1::2] = (
+        torch.sin(t / 10000 ** (i / C)),
+        torch.cos(t / 10000 ** (i[: C // 2] / C)),
+    )
     return pe
+
 
 class Positions(nn.Module):
     "Adds a position encoding to (B, T, C) inputs: learned, sinusoidal, or none."
-    def __init__(self, cfg:TransformerConfig):
+
+    def __init__(self, cfg: TransformerConfig):
         super().__init__()
         self.kind, self.max_len = cfg.positions, cfg.max_len
-        if cfg.positions == 'learned': self.pe = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
-        elif cfg.positions == 'sinusoidal': self.register_buffer('pe', sinusoidal(cfg.max_len, cfg.d_model), persistent=False)
-    def forward(self, x, start:int=0):
+        if cfg.positions == 'learned':
+            self.pe = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
+        elif cfg.positions == 'sinusoidal':
+            self.register_buffer('pe', sinusoidal(cfg.max_len, cfg.d_model), persistent=False)
+
+    def forward(self, x, start: int = 0):
         "`x` at positions `start`, `start` + 1, ... (a cached prefix holds the positions before `start`)."
         end = start + x.shape[1]
-        if end > self.max_len: raise ValueError(f'{end} positions, but the position encoding covers {self.max_len}')
+        if end > self.max_len:
+            raise ValueError(f'{end} positions, but the position encoding covers {self.max_len}')
         return x if self.kind == 'none' else x + self.pe[start:end]
+
 
 # %% ../../nbs/02_core.transformer.ipynb #4e0bdd41
 class Encoder(nn.Module):
     "Token embedding, positions, `n_layers` blocks, LayerNorm and a linear readout to `n_out` logits per position."
-    def __init__(self, cfg:TransformerConfig, n_tokens:int, n_out:int):
+
+    def __init__(self, cfg: TransformerConfig, n_tokens: int, n_out: int):
         super().__init__()
         self.embed, self.pos = nn.Embedding(n_tokens, cfg.d_model), Positions(cfg)
         self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.ln, self.head = nn.LayerNorm(cfg.d_model, bias=cfg.bias), nn.Linear(cfg.d_model, n_out)
-    def forward(self, tokens, mask=None, need_weights:bool=False):
+
+    def forward(self, tokens, mask=None, need_weights: bool = False):
         "Logits at every position of `tokens` (B, T), and each block's attention probabilities if `need_weights`."
-        x, attns = self.pos(self.embed(tokens)), []                                     # (B, T, C)
+        x, attns = self.pos(self.embed(tokens)), []  # (B, T, C)
         for b in self.blocks:
             x, a = b(x, mask, need_weights)
             attns.append(a)

@@ -7,11 +7,14 @@ __all__ = ['prefix_parity_batch', 'PrefixParityNet', 'PrefixParityConfig', 'pref
 
 # %% ../../nbs/10_examples.prefix_parity.ipynb #645cc626
 from dataclasses import dataclass
-import torch, torch.nn as nn, torch.nn.functional as F
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 from ..core.protocol import Recurrent, accuracy, exact
 from ..core.losses import stepwise_cross_entropy
 from ..train.fit import TrainConfig, at_least, counts
 from ..runs.registry import Setup, Experiment, register
+
 
 # %% ../../nbs/10_examples.prefix_parity.ipynb #c2100abb
 def prefix_parity_batch(n, length, gen=None):
@@ -19,24 +22,30 @@ def prefix_parity_batch(n, length, gen=None):
     x = torch.randint(0, 2, (n, length), generator=gen)
     return x, x.cumsum(1) % 2
 
+
 # %% ../../nbs/10_examples.prefix_parity.ipynb #92af0af6
 class PrefixParityNet(Recurrent):
     "A 1-D convolutional recurrence with recall that computes prefix parities."
+
     def __init__(self, width=32):
         super().__init__()
         self.embed = nn.Conv1d(1, width, 3, padding=1)
         self.conv1 = nn.Conv1d(2 * width, width, 3, padding=1)
         self.conv2 = nn.Conv1d(width, width, 3, padding=1)
         self.head = nn.Conv1d(width, 2, 1)
+
     def encode(self, x):
         "The embedding (B, width, L) that every step recalls: the bits as ±1 through a convolution and a ReLU."
         return F.relu(self.embed(x[:, None].float() * 2 - 1))
+
     def init(self, e):
         "The state h₀: zeros, the shape of the embedding."
         return torch.zeros_like(e)
+
     def step(self, h, e):
         "One iteration: the state plus two convolutions of the state beside the embedding, through tanh."
         return torch.tanh(h + self.conv2(F.relu(self.conv1(torch.cat([h, e], 1)))))
+
     def readout(self, h):
         "The logits (B, L, 2) of each prefix's parity, from the state."
         return self.head(h).transpose(1, 2)
@@ -45,23 +54,68 @@ class PrefixParityNet(Recurrent):
 # %% ../../nbs/10_examples.prefix_parity.ipynb #f5690306
 @dataclass
 class PrefixParityConfig(TrainConfig):
-    width: int = at_least(1, 32)               # channels
-    train_len: int = at_least(1, 16)           # length of the training strings
-    test_lens: tuple = counts((16, 32, 64))    # lengths of the held-out strings
-    eval_size: int = at_least(1, 512)          # held-out strings of each length
+    width: int = at_least(1, 32)  # channels
+    train_len: int = at_least(1, 16)  # length of the training strings
+    test_lens: tuple = counts((16, 32, 64))  # lengths of the held-out strings
+    eval_size: int = at_least(1, 512)  # held-out strings of each length
 
-def prefix_parity_setup(cfg:PrefixParityConfig):
+
+def prefix_parity_setup(cfg: PrefixParityConfig):
     "The prefix-parity experiment's `Setup` from `cfg`: a `PrefixParityNet` trained on strings of `train_len` with every step's cross-entropy, tested on each of `test_lens`."
-    g = torch.Generator().manual_seed(cfg.seed + 1)   # held-out strings: their own seed
+    g = torch.Generator().manual_seed(cfg.seed + 1)  # held-out strings: their own seed
     evals = {f'length {L}': [prefix_parity_batch(cfg.eval_size, L, g)] for L in cfg.test_lens}
-    return Setup(PrefixParityNet(cfg.width), sample=lambda gen: prefix_parity_batch(cfg.batch_size, cfg.train_len, gen),
-                 loss=lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1]),
-                 evals=evals, metrics={'exact': exact, 'acc': accuracy})
+    return Setup(
+        PrefixParityNet(cfg.width),
+        sample=lambda gen: prefix_parity_batch(cfg.batch_size, cfg.train_len, gen),
+        loss=lambda m, b: stepwise_cross_entropy(m(b[0], steps=cfg.train_steps), b[1]),
+        evals=evals,
+        metrics={'exact': exact, 'acc': accuracy},
+    )
 
-register(Experiment('prefix-parity', 'prefix parities of bit strings: trained on length 16, tested on 16-64 with more iterations',
-    PrefixParityConfig, prefix_parity_setup, presets=dict(
-    ci=dict(width=8, train_len=8, updates=40, lr=1e-2, eval_every=20, ckpt_every=20, train_steps=8, test_lens=(8, 16), eval_size=64, test_steps=(1, 4, 8, 16)),
-    cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=16, test_steps=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256)),
-    gpu=dict(width=128, batch_size=256, updates=20000, eval_every=2000, ckpt_every=1000, train_steps=16, test_lens=(16, 32, 64, 128), eval_size=2048,
-             test_steps=(1, 2, 4, 8, 16, 32, 64, 128, 256))),
-    headline=dict(metric='exact', better='max', harder=lambda c: tuple(f'length {L}' for L in c['test_lens'] if L > c['train_len']))));
+
+register(
+    Experiment(
+        'prefix-parity',
+        'prefix parities of bit strings: trained on length 16, tested on 16-64 with more iterations',
+        PrefixParityConfig,
+        prefix_parity_setup,
+        presets=dict(
+            ci=dict(
+                width=8,
+                train_len=8,
+                updates=40,
+                lr=1e-2,
+                eval_every=20,
+                ckpt_every=20,
+                train_steps=8,
+                test_lens=(8, 16),
+                eval_size=64,
+                test_steps=(1, 4, 8, 16),
+            ),
+            cpu=dict(
+                width=32,
+                updates=6000,
+                eval_every=1000,
+                ckpt_every=500,
+                train_steps=16,
+                test_steps=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256),
+            ),
+            gpu=dict(
+                width=128,
+                batch_size=256,
+                updates=20000,
+                eval_every=2000,
+                ckpt_every=1000,
+                train_steps=16,
+                test_lens=(16, 32, 64, 128),
+                eval_size=2048,
+                test_steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+            ),
+        ),
+        headline=dict(
+            metric='exact',
+            better='max',
+            harder=lambda c: tuple(f'length {L}' for L in c['test_lens'] if L > c['train_len']),
+        ),
+    )
+)

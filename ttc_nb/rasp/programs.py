@@ -6,7 +6,7 @@
 __all__ = ['SORT', 'PRELUDE', 'STDLIB', 'PROGRAMS']
 
 # %% ../../nbs/22_rasp.programs.ipynb #abd0f63a
-SORT = '''\
+SORT = """\
 def with_bos_selector_width(s) {
   s = s or select(indices, 0, ==);
   inverted_width = aggregate(s, indicator(indices == 0));
@@ -17,10 +17,10 @@ num_smaller = with_bos_selector_width(earlier);
 target_pos = 0 if (indices == 0) else num_smaller + 1;
 sel_new_val = select(target_pos, indices, ==);
 sort = aggregate(sel_new_val, tokens);
-'''
+"""
 
 # %% ../../nbs/22_rasp.programs.ipynb #dde0b643
-PRELUDE = '''\
+PRELUDE = """\
 # selector_width from one head, with a beginning-of-sequence token (BOS) at position 0 that every query also selects:
 # the BOS carries 1 and the rest 0, so the mean is 1 / (width + 1). A selected BOS is not counted.
 def with_bos_selector_width(s) {
@@ -54,10 +54,10 @@ def sort_bos(vals, keys) {
   target = 0 if indices == 0 else with_bos_selector_width(earlier) + 1;
   return aggregate(select(target, indices, ==), vals);
 }
-'''
+"""
 
 # %% ../../nbs/22_rasp.programs.ipynb #f1819398
-STDLIB = '''\
+STDLIB = """\
 # every query selects every key
 full_s = select(indices, indices, TRUE);
 def has_focus(s) {
@@ -104,7 +104,7 @@ def select_next_identical(seq) {
   nth = selector_width(same and select(indices, indices, <));
   return same and select(nth, nth + 1, ==);
 }
-'''
+"""
 
 # %% ../../nbs/22_rasp.programs.ipynb #37bb20d7
 PROGRAMS = dict(
@@ -114,25 +114,25 @@ PROGRAMS = dict(
     reverse='reverse = aggregate(select(indices, length - indices - 1, ==), tokens);',
     hist_bos='hist_bos = with_bos_selector_width(select(tokens, tokens, ==));',
     hist='hist = selector_width(select(tokens, tokens, ==));',
-    hist2_bos='''\
+    hist2_bos="""\
 hist = with_bos_selector_width(select(tokens, tokens, ==));
 same_count = select(hist, hist, ==) and select(has_earlier_copy_bos(tokens), False, ==);
-hist2_bos = with_bos_selector_width(same_count);''',
+hist2_bos = with_bos_selector_width(same_count);""",
     sort_bos='sort_bos = sort_bos(tokens, tokens);',
     sort='sort = sort(tokens, tokens);',
-    most_freq_bos='''\
+    most_freq_bos="""\
 repeat = has_earlier_copy_bos(tokens);
 freq = with_bos_selector_width(select(tokens, tokens, ==)) - 300 * indicator(repeat);    # repeats sink below all
-most_freq_bos = sort_bos("§" if repeat else tokens, -freq);''',
-    dyck1_ptf='''\
+most_freq_bos = sort_bos("§" if repeat else tokens, -freq);""",
+    dyck1_ptf="""\
 up_to_self = select(indices, indices, <=);
 # round: (i + 1) times a mean over i + 1 positions is a count, which floating point may miss by 1e-16
 opens = round((indices + 1) * aggregate(up_to_self, indicator(tokens == "(")));
 closes = round((indices + 1) * aggregate(up_to_self, indicator(tokens == ")")));
 balance = opens - closes;
 failed = aggregate(up_to_self, indicator(balance < 0)) > 0;
-dyck1_ptf = "F" if failed else ("T" if balance == 0 else "P");''',
-    dyck2_ptf='''\
+dyck1_ptf = "F" if failed else ("T" if balance == 0 else "P");""",
+    dyck2_ptf="""\
 up_to_self = select(indices, indices, <=);
 opener = indicator(tokens in ["(", "{"]);
 closer = indicator(tokens in [")", "}"]);
@@ -142,7 +142,8 @@ nth_at_level = selector_width(select(level, level, ==) and up_to_self);
 own_opener = select(opener, 1, ==) and select(level, level, ==) and select(nth_at_level, nth_at_level - 1, ==);
 matched = aggregate(own_opener, tokens, "-") + tokens in ["()", "{}"];
 failed = aggregate(up_to_self, indicator((closer and not matched) or depth < 0)) > 0;
-dyck2_ptf = "F" if failed else ("T" if depth == 0 else "P");''',
+dyck2_ptf = "F" if failed else ("T" if depth == 0 else "P");""",
     count='count_a = count(tokens, "a");',
     shift='shift_2 = shift(tokens, 2, "_");',
-    frac_prevs='frac_prevs_a = frac_prevs(tokens, "a");')
+    frac_prevs='frac_prevs_a = frac_prevs(tokens, "a");',
+)

@@ -6,68 +6,107 @@
 __all__ = ['Stopped', 'Stop', 'world', 'leave', 'rank_seed', 'gather', 'process_mean', 'anyone']
 
 # %% ../../nbs/06_train.processes.ipynb #0e229d68
-import os, sys, time, signal, threading
-import numpy as np, torch, torch.distributed as dist
+import os
+import sys
+import time
+import signal
+import threading
+import numpy as np
+import torch
+import torch.distributed as dist
+
 
 # %% ../../nbs/06_train.processes.ipynb #4b0bcdf8
 class Stopped(Exception):
     "Training stopped early, for `reason`, with a checkpoint at `update`."
-    def __init__(self, update:int, reason:str):
+
+    def __init__(self, update: int, reason: str):
         super().__init__(f'{reason}: stopped at update {update}')
         self.update, self.reason = update, reason
 
+
 class Stop:
     "Asks `fit` to stop: at a `deadline` (`time.time()` seconds) and, while entered, on SIGTERM or SIGINT."
-    def __init__(self, deadline:float=None): self.deadline, self.reason, self.saved = deadline, None, {}
+
+    def __init__(self, deadline: float = None):
+        self.deadline, self.reason, self.saved = deadline, None, {}
+
     def __enter__(self):
-        if threading.current_thread() is threading.main_thread():   # only the main thread may set handlers
-            self.saved = {s: signal.signal(s, self._received) for s in (signal.SIGTERM, signal.SIGINT)}
+        if (
+            threading.current_thread() is threading.main_thread()
+        ):  # only the main thread may set handlers
+            self.saved = {
+                s: signal.signal(s, self._received) for s in (signal.SIGTERM, signal.SIGINT)
+            }
         return self
+
     def __exit__(self, *exc):
-        for s, handler in self.saved.items(): signal.signal(s, handler)
+        for s, handler in self.saved.items():
+            signal.signal(s, handler)
         self.saved = {}
+
     def _received(self, signum, frame):
-        if self.reason:                                            # a second signal: handled as if the first had not been caught
-            self.__exit__(); signal.raise_signal(signum)
+        if self.reason:  # a second signal: handled as if the first had not been caught
+            self.__exit__()
+            signal.raise_signal(signum)
         self.reason = f'{signal.Signals(signum).name} received'
-    def __call__(self, needed:float=0.):
+
+    def __call__(self, needed: float = 0.0):
         "Why to stop now, or None, when the next piece of work takes `needed` seconds."
-        if self.reason is None and self.deadline is not None and time.time() + needed > self.deadline:
+        if (
+            self.reason is None
+            and self.deadline is not None
+            and time.time() + needed > self.deadline
+        ):
             self.reason = 'time limit reached'
         return self.reason
+
 
 # %% ../../nbs/06_train.processes.ipynb #edc4c759
 def world():
     "This process's rank and the number of processes, (0, 1) unless launched by torchrun; creates the process group on first use."
-    if int(os.environ.get('WORLD_SIZE', 1)) == 1: return 0, 1
+    if int(os.environ.get('WORLD_SIZE', 1)) == 1:
+        return 0, 1
     if not dist.is_initialized():
-        if torch.cuda.is_available(): torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get('LOCAL_RANK', 0)))
         dist.init_process_group('cpu:gloo,cuda:nccl' if torch.cuda.is_available() else 'gloo')
     return dist.get_rank(), dist.get_world_size()
 
-def leave(code:int=0):
+
+def leave(code: int = 0):
     "End of a script that torchrun started: wait for every process, close the process group, and exit with `code` at once, skipping the interpreter's teardown, where gloo's threads can abort it (see Leaving above). Without a process group, nothing."
-    if not dist.is_initialized(): return
-    dist.barrier(); dist.destroy_process_group()
-    sys.stdout.flush(); sys.stderr.flush()
+    if not dist.is_initialized():
+        return
+    dist.barrier()
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
     os._exit(code)
 
-def rank_seed(seed:int, rank:int):
+
+def rank_seed(seed: int, rank: int):
     "The seed of process `rank`: `seed` itself for process 0, an independent stream for the others."
     return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
 
+
 def gather(obj):
     "`obj` of every process, in rank order."
-    if world()[1] == 1: return [obj]
+    if world()[1] == 1:
+        return [obj]
     out = [None] * world()[1]
     dist.all_gather_object(out, obj)
     return out
 
-def process_mean(t:torch.Tensor):
+
+def process_mean(t: torch.Tensor):
     "The mean of the CPU tensor `t` over processes."
-    if world()[1] > 1: dist.all_reduce(t); t /= world()[1]
+    if world()[1] > 1:
+        dist.all_reduce(t)
+        t /= world()[1]
     return t
 
-def anyone(flag:bool):
+
+def anyone(flag: bool):
     "Whether `flag` holds in any process."
     return bool(process_mean(torch.tensor([float(flag)])) > 0)

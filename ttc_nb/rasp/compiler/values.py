@@ -6,168 +6,289 @@
 __all__ = ['LIMIT', 'ERR', 'values', 'paper_widths', 'split_widths']
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #a1b2c305
-import itertools, copy
+import itertools
+import copy
 import numpy as np
 import ttc_nb.rasp.ops as R
 from ..ops import RASPError
 from ..analysis import postorder
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #fbd95304
-LIMIT = 20000     # the most values an s-op, or combinations of values one lookup reads, may have
+LIMIT = 20000  # the most values an s-op, or combinations of values one lookup reads, may have
 _FAIL = object()  # the value of a map where its function fails: a combination no input reaches
+
 
 def _uniq(xs) -> list:
     "The distinct values of `xs` in order (failures left out), as Python values; True and 1 stay apart."
     out, seen = [], set()
     for x in xs:
         x = x.item() if isinstance(x, np.generic) else x
-        if x is _FAIL or (k := (type(x), x)) in seen: continue
-        seen.add(k); out.append(x)
+        if x is _FAIL or (k := (type(x), x)) in seen:
+            continue
+        seen.add(k)
+        out.append(x)
     return out
+
 
 def _key(x) -> tuple:
     "A value as a key that keeps True and 1 apart."
     return (type(x := x.item() if isinstance(x, np.generic) else x), x)
 
-def _is_num(xs) -> bool: return all(isinstance(x, (bool, int, float)) for x in xs)
-def _column(xs) -> np.ndarray: return R.as_values(xs)
-def _label(v, names:dict) -> str: return names.get(v.id, f'{type(v).__name__.lower()} #{v.id}')
 
-def _run(v, env:dict, n:int):
+def _is_num(xs) -> bool:
+    return all(isinstance(x, (bool, int, float)) for x in xs)
+
+
+def _column(xs) -> np.ndarray:
+    return R.as_values(xs)
+
+
+def _label(v, names: dict) -> str:
+    return names.get(v.id, f'{type(v).__name__.lower()} #{v.id}')
+
+
+def _run(v, env: dict, n: int):
     "The values of node `v` at `n` combinations, from the arrays of the nodes in `env`: the maps between them run as one batch."
-    if v.id in env: return env[v.id]
-    if isinstance(v, R.Full): out = v.compute([], np.empty(n))
+    if v.id in env:
+        return env[v.id]
+    if isinstance(v, R.Full):
+        out = v.compute([], np.empty(n))
     elif isinstance(v, R.Map):
         args = [_run(c, env, n) for c in v.children]
-        try: out = v.compute(args, None)
-        except RASPError:                                  # a combination fails: the others still count
+        try:
+            out = v.compute(args, None)
+        except RASPError:  # a combination fails: the others still count
             rows = []
             for i in range(n):
                 xs = [a[i] for a in args]
-                try: rows.append(_FAIL if any(x is _FAIL for x in xs) else v.compute([_column([x]) for x in xs], None)[0].item())
-                except RASPError: rows.append(_FAIL)
-            out = np.empty(n, object); out[:] = rows
-    else: raise AssertionError(f'{v!r} is read before it is written')
+                try:
+                    rows.append(
+                        _FAIL
+                        if any(x is _FAIL for x in xs)
+                        else v.compute([_column([x]) for x in xs], None)[0].item()
+                    )
+                except RASPError:
+                    rows.append(_FAIL)
+            out = np.empty(n, object)
+            out[:] = rows
+    else:
+        raise AssertionError(f'{v!r} is read before it is written')
     env[v.id] = out
     return out
 
+
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #d30f9c5e
-def _kind(v, s_values, kinds:dict, names:dict) -> str:
+def _kind(v, s_values, kinds: dict, names: dict) -> str:
     "An aggregate's kind: as `kinds` says by its name, else numerical when what it averages is numbers."
     k = kinds.get(names.get(v.id), 'num' if _is_num(s_values) else 'cat')
     if k == 'num' and not _is_num(s_values):
-        raise RASPError(f"{_label(v, names)}: a numerical aggregate of values that are not numbers: {s_values[:5]}")
+        raise RASPError(
+            f'{_label(v, names)}: a numerical aggregate of values that are not numbers: {s_values[:5]}'
+        )
     return k
 
-def _by_index(v, max_len:int):
+
+def _by_index(v, max_len: int):
     "The values of `v` at positions 0 to `max_len` - 1, when they depend on the position alone (a map of `indices`), else None."
-    if not all(isinstance(u, (R.Indices, R.Full, R.Map)) for u in postorder([v])): return None
+    if not all(isinstance(u, (R.Indices, R.Full, R.Map)) for u in postorder([v])):
+        return None
     return _run(v, {R.indices.id: np.arange(max_len)}, max_len).tolist()
 
-def _means(s, max_len:int, by_index=None):
+
+def _means(s, max_len: int, by_index=None):
     "Every mean of 1 to `max_len` values of `s` (repeats allowed; or, `by_index`, of distinct positions), sorted; None when more than `LIMIT`."
     counts = {x: by_index.count(x) for x in _uniq(by_index)} if by_index else None
     sums, out = {(0.0, ()): None} if counts else {0.0}, set()
     for w in range(1, max_len + 1):
-        if counts:       # (sum, how many of each value used), each value at most as often as positions hold it
-            sums = {(a + float(x), tuple(sorted((dict(k) | {x: dict(k).get(x, 0) + 1}).items()))): None
-                    for a, k in sums for x in counts if dict(k).get(x, 0) < counts[x]}
+        if (
+            counts
+        ):  # (sum, how many of each value used), each value at most as often as positions hold it
+            sums = {
+                (a + float(x), tuple(sorted((dict(k) | {x: dict(k).get(x, 0) + 1}).items()))): None
+                for a, k in sums
+                for x in counts
+                if dict(k).get(x, 0) < counts[x]
+            }
             out |= {a / w for a, _ in sums}
         else:
             sums = {a + float(b) for a in sums for b in s}
             out |= {a / w for a in sums}
-        if len(out) > LIMIT or len(sums) > LIMIT: return None
+        if len(out) > LIMIT or len(sums) > LIMIT:
+            return None
     return sorted(out)
 
-def _positional(v, vals:dict, max_len:int):
+
+def _positional(v, vals: dict, max_len: int):
     "('at', {position i: means}) of the numerical aggregate `v` when its selector picks the same keys at i for every input length (a `select` of positions that never picks a key after its query, as `select(indices, indices, <=)`); ('len', {length n: means}) when it picks every key; else None."
     sel, s = v.children
-    if not isinstance(sel, R.Select): return None
-    if sel.predicate == R.TRUE: kind, rows = 'len', {n: np.arange(max_len) < n for n in range(1, max_len + 1)}
-    elif None in (k := _by_index(sel.children[0], max_len), q := _by_index(sel.children[1], max_len)): return None
-    elif np.triu(M := sel.compute([_column(k), _column(q)], None), 1).any(): return None     # a key after its query: which keys depends on the length
-    else: kind, rows = 'at', dict(enumerate(M))
+    if not isinstance(sel, R.Select):
+        return None
+    if sel.predicate == R.TRUE:
+        kind, rows = 'len', {n: np.arange(max_len) < n for n in range(1, max_len + 1)}
+    elif None in (
+        k := _by_index(sel.children[0], max_len),
+        q := _by_index(sel.children[1], max_len),
+    ):
+        return None
+    elif np.triu(M := sel.compute([_column(k), _column(q)], None), 1).any():
+        return None  # a key after its query: which keys depends on the length
+    else:
+        kind, rows = 'at', dict(enumerate(M))
     by, sums, out = _by_index(s, max_len), [{0.0}], {}
     for key, row in rows.items():
         w = int(row.sum())
         while by is None and len(sums) <= w:
             sums.append({a + float(b) for a in sums[-1] for b in vals[s.id]})
-            if len(sums[-1]) > LIMIT: return None
-        if w == 0: out[key] = [float(v.default)]
-        else: out[key] = [sum(float(by[j]) for j in np.flatnonzero(row)) / w] if by is not None else sorted({a / w for a in sums[w]})
+            if len(sums[-1]) > LIMIT:
+                return None
+        if w == 0:
+            out[key] = [float(v.default)]
+        else:
+            out[key] = (
+                [sum(float(by[j]) for j in np.flatnonzero(row)) / w]
+                if by is not None
+                else sorted({a / w for a in sums[w]})
+            )
     return kind, out
 
-def _at(u, vals:dict, max_len:int, means_only:bool=False):
+
+def _at(u, vals: dict, max_len: int, means_only: bool = False):
     "The values of the s-op `u` at position i of an input of n tokens, as a function of (n, i), where they are known more narrowly than its value set (only an aggregate's, `means_only`); else None."
-    if (t := vals.get(('at', u.id))) is not None: return lambda n, i: t[i]
-    if (t := vals.get(('len', u.id))) is not None: return lambda n, i: t[n]
-    if means_only: return None
-    if isinstance(u, R.Length): return lambda n, i: [n]
-    if (b := _by_index(u, max_len)) is not None: return lambda n, i: [b[i]]
+    if (t := vals.get(('at', u.id))) is not None:
+        return lambda n, i: t[i]
+    if (t := vals.get(('len', u.id))) is not None:
+        return lambda n, i: t[n]
+    if means_only:
+        return None
+    if isinstance(u, R.Length):
+        return lambda n, i: [n]
+    if (b := _by_index(u, max_len)) is not None:
+        return lambda n, i: [b[i]]
 
-def _situations(max_len:int): return ((n, i) for n in range(1, max_len + 1) for i in range(n))
 
-def _combos(v, vals:dict, max_len:int) -> list:
+def _situations(max_len: int):
+    return ((n, i) for n in range(1, max_len + 1) for i in range(n))
+
+
+def _combos(v, vals: dict, max_len: int) -> list:
     "The combinations of values the inputs of the map `v` take: with an aggregate of known means at each position or length, only those that meet at one position of one input."
     cols = [vals[c.id] for c in v.children]
-    if not any(_at(c, vals, max_len, True) for c in v.children): return list(itertools.product(*cols))
-    ats, out = [_at(c, vals, max_len) or (lambda n, i, col=col: col) for c, col in zip(v.children, cols)], {}
+    if not any(_at(c, vals, max_len, True) for c in v.children):
+        return list(itertools.product(*cols))
+    ats, out = (
+        [_at(c, vals, max_len) or (lambda n, i, col=col: col) for c, col in zip(v.children, cols)],
+        {},
+    )
     for n, i in _situations(max_len):
         out |= {tuple(map(_key, x)): x for x in itertools.product(*(a(n, i) for a in ats))}
-        if len(out) > LIMIT: break
+        if len(out) > LIMIT:
+            break
     return list(out.values())
 
-def _meeting(cats:list, nums:list, vals:dict, max_len:int) -> list:
+
+def _meeting(cats: list, nums: list, vals: dict, max_len: int) -> list:
     "[(combination of the categorical spaces of `cats`, [(s-op, space)], the values' indices of each space of `nums` with it)]: where some categorical inputs' values are known at each position and length, only the combinations that meet at one, with the numbers' values there."
     ats = [_at(u, vals, max_len) for u, _ in cats]
-    if not any(ats): return [(c, [list(range(len(s.values))) for _, s in nums]) for c in itertools.product(*(range(s.dims) for _, s in cats))]
+    if not any(ats):
+        return [
+            (c, [list(range(len(s.values))) for _, s in nums])
+            for c in itertools.product(*(range(s.dims) for _, s in cats))
+        ]
     nat, out = [_at(u, vals, max_len, True) for u, _ in nums], {}
     for n, i in _situations(max_len):
-        ix = [range(s.dims) if a is None else [d for x in a(n, i) if (d := s._ix.get(_key(x))) is not None] for a, (_, s) in zip(ats, cats)]
+        ix = [
+            range(s.dims)
+            if a is None
+            else [d for x in a(n, i) if (d := s._ix.get(_key(x))) is not None]
+            for a, (_, s) in zip(ats, cats)
+        ]
         for c in itertools.product(*ix):
-            for k, a in zip(out.setdefault(c, [set() for _ in nums]), nat): k.update(map(_key, a(n, i)) if a else ())
-    return [(c, [[j for j, x in enumerate(s.values) if not a or _key(x) in k] for (_, s), a, k in zip(nums, nat, out[c])]) for c in sorted(out)]
+            for k, a in zip(out.setdefault(c, [set() for _ in nums]), nat):
+                k.update(map(_key, a(n, i)) if a else ())
+    return [
+        (
+            c,
+            [
+                [j for j, x in enumerate(s.values) if not a or _key(x) in k]
+                for (_, s), a, k in zip(nums, nat, out[c])
+            ],
+        )
+        for c in sorted(out)
+    ]
 
-def values(out, vocab, max_len:int, kinds:dict=None, names:dict=None) -> dict:
+
+def values(out, vocab, max_len: int, kinds: dict = None, names: dict = None) -> dict:
     "The value-set pass: the possible values (node id -> list) of every s-op `out` reads, on inputs over `vocab` of 1 to `max_len` tokens."
     kinds, names, vals = kinds or {}, names or {}, {}
     for v in postorder([out]):
-        if isinstance(v, R.Selector): continue
-        if isinstance(v, R.Tokens): vals[v.id] = _uniq(vocab)
-        elif isinstance(v, R.Indices): vals[v.id] = list(range(max_len))
-        elif isinstance(v, R.Length): vals[v.id] = list(range(1, max_len + 1))
-        elif isinstance(v, R.SelectorWidth): vals[v.id] = list(range(max_len + 1))
-        elif isinstance(v, R.Full): vals[v.id] = _uniq([v.value])
+        if isinstance(v, R.Selector):
+            continue
+        if isinstance(v, R.Tokens):
+            vals[v.id] = _uniq(vocab)
+        elif isinstance(v, R.Indices):
+            vals[v.id] = list(range(max_len))
+        elif isinstance(v, R.Length):
+            vals[v.id] = list(range(1, max_len + 1))
+        elif isinstance(v, R.SelectorWidth):
+            vals[v.id] = list(range(max_len + 1))
+        elif isinstance(v, R.Full):
+            vals[v.id] = _uniq([v.value])
         elif isinstance(v, R.Map):
             if (n := len(combos := _combos(v, vals, max_len))) > LIMIT:
-                raise RASPError(f"{_label(v, names)}: its inputs take more than {LIMIT} combinations of values")
+                raise RASPError(
+                    f'{_label(v, names)}: its inputs take more than {LIMIT} combinations of values'
+                )
             env = {c.id: _column([x[i] for x in combos]) for i, c in enumerate(v.children)}
             vals[v.id] = _uniq(_run(v, env, n).tolist())
         elif isinstance(v, R.Aggregate):
             s, by_index = vals[v.children[1].id], _by_index(v.children[1], max_len)
-            if _kind(v, s, kinds, names) == 'cat': vals[v.id] = _uniq(s + [v.default])
+            if _kind(v, s, kinds, names) == 'cat':
+                vals[v.id] = _uniq(s + [v.default])
             elif (at := _positional(v, vals, max_len)) is not None:
-                vals[(at[0], v.id)], vals[v.id] = at[1], _uniq(sorted(set().union(*at[1].values()) | {float(v.default)}))
+                vals[(at[0], v.id)], vals[v.id] = (
+                    at[1],
+                    _uniq(sorted(set().union(*at[1].values()) | {float(v.default)})),
+                )
             elif (means := _means(s, max_len, by_index)) is None:
-                raise RASPError(f"{_label(v, names)}: the means of its values {s[:5]} number more than {LIMIT}")
-            else: vals[v.id] = _uniq(sorted(means + [float(v.default)]))
-        else: raise RASPError(f"{_label(v, names)}: the compiler does not know {type(v).__name__}")
-        if len(vals[v.id]) > LIMIT: raise RASPError(f"{_label(v, names)}: {len(vals[v.id])} possible values, more than {LIMIT}")
+                raise RASPError(
+                    f'{_label(v, names)}: the means of its values {s[:5]} number more than {LIMIT}'
+                )
+            else:
+                vals[v.id] = _uniq(sorted(means + [float(v.default)]))
+        else:
+            raise RASPError(f'{_label(v, names)}: the compiler does not know {type(v).__name__}')
+        if len(vals[v.id]) > LIMIT:
+            raise RASPError(
+                f'{_label(v, names)}: {len(vals[v.id])} possible values, more than {LIMIT}'
+            )
     return vals
 
-# %% ../../../nbs/26_rasp.compiler.values.ipynb #a1b2c3p1
-ERR = 2.0 ** -19   # a number a head writes is off by at most ERR times its largest value: 32 float32 roundings
 
-def _projection(reps:list):
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #a1b2c3p1
+ERR = (
+    2.0**-19
+)  # a number a head writes is off by at most ERR times its largest value: 32 float32 roundings
+
+
+def _projection(reps: list):
     "Weights a with z = sum a_j x_j one-to-one on the grid of the numbers' values `reps` and steps safe in float32, or None if no order of them gives such."
     for order in itertools.permutations(range(len(reps))):
         a, lo, hi, gap, err = {}, 0.0, 0.0, None, 0.0
         for j in order:
-            r = sorted(set(reps[j])); g = min(np.diff(r), default=1.0)
-            a[j] = 1.0 if gap is None else (hi - lo + gap) / g         # each value of x_j on its own stretch, past the span of the others
+            r = sorted(set(reps[j]))
+            g = min(np.diff(r), default=1.0)
+            a[j] = (
+                1.0 if gap is None else (hi - lo + gap) / g
+            )  # each value of x_j on its own stretch, past the span of the others
             gap = g if gap is None else gap
-            lo, hi, err = lo + a[j] * min(min(r), 0), hi + a[j] * max(max(r), 0), err + a[j] * ERR * max(map(abs, r))
-        if (2 / gap) * (err + 2 ** -22 * max(abs(lo), hi)) < 0.25: return [a[j] for j in range(len(reps))]
+            lo, hi, err = (
+                lo + a[j] * min(min(r), 0),
+                hi + a[j] * max(max(r), 0),
+                err + a[j] * ERR * max(map(abs, r)),
+            )
+        if (2 / gap) * (err + 2**-22 * max(abs(lo), hi)) < 0.25:
+            return [a[j] for j in range(len(reps))]
+
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #5b750d73
 def _rewrite(out, f):
@@ -175,47 +296,95 @@ def _rewrite(out, f):
     new = {}
     for v in postorder([out]):
         kids = tuple(new.get(c.id, c) for c in v.children)
-        if (w := f(v, kids)) is not None: new[v.id] = w
-        elif any(a is not b for a, b in zip(kids, v.children)): new[v.id] = copy.copy(v); new[v.id].children = kids
+        if (w := f(v, kids)) is not None:
+            new[v.id] = w
+        elif any(a is not b for a, b in zip(kids, v.children)):
+            new[v.id] = copy.copy(v)
+            new[v.id].children = kids
     return new.get(out.id, out)
 
-def _at0(): return R.Select(R.indices, 0, R.EQ)
-def _is_at0(s) -> bool: return isinstance(s, R.Select) and s.predicate == R.EQ and isinstance(s.children[0], R.Indices) and getattr(s.children[1], 'value', None) == 0
-def _first(s): return R.Map(lambda i: int(i == 0), s)
-def _conj(s) -> list: return _conj(s.children[0]) + _conj(s.children[1]) if isinstance(s, R.SelectorOp) and s.f is np.logical_and else [s]
 
-def paper_widths(out, names:dict):
+def _at0():
+    return R.Select(R.indices, 0, R.EQ)
+
+
+def _is_at0(s) -> bool:
+    return (
+        isinstance(s, R.Select)
+        and s.predicate == R.EQ
+        and isinstance(s.children[0], R.Indices)
+        and getattr(s.children[1], 'value', None) == 0
+    )
+
+
+def _first(s):
+    return R.Map(lambda i: int(i == 0), s)
+
+
+def _conj(s) -> list:
+    return (
+        _conj(s.children[0]) + _conj(s.children[1])
+        if isinstance(s, R.SelectorOp) and s.f is np.logical_and
+        else [s]
+    )
+
+
+def paper_widths(out, names: dict):
     "The graph of `out` with each `selector_width(s)` whose `s` reads the input alone (no head) built as the paper builds it without a BOS, from two aggregates: over `s or at0`, 1/(k+1) for the k keys past the first position; over `s and at0`, 1 where `s` selects the first."
+
     def f(v, kids):
-        if not isinstance(v, R.SelectorWidth) or any(isinstance(u, (R.Aggregate, R.SelectorWidth, R.Length)) for u in postorder(kids)): return None
+        if not isinstance(v, R.SelectorWidth) or any(
+            isinstance(u, (R.Aggregate, R.SelectorWidth, R.Length)) for u in postorder(kids)
+        ):
+            return None
         lab, (s,) = _label(v, names), kids
         o, first = R.Aggregate(s | _at0(), _first(R.indices)), R.Aggregate(s & _at0(), 1, 0)
         w = R.Map(lambda o, f: round(1 / o - 1 + f), o, first)
         names.update({o.id: f'{lab}: 1/(k+1)', first.id: f'{lab}: first selected', w.id: lab})
         return w
+
     return _rewrite(out, f)
 
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #a09c9b3f
-def _disjoint(x, y, vals:dict) -> bool:
+def _disjoint(x, y, vals: dict) -> bool:
     "Whether the selectors `x` and `y` never select one key for one query: each implies a `select` of the same s-ops, and their predicates never hold together."
     for a, b in itertools.product(_conj(x), _conj(y)):
-        if isinstance(a, R.Select) and isinstance(b, R.Select) and all(p is q for p, q in zip(a.children, b.children)):
+        if (
+            isinstance(a, R.Select)
+            and isinstance(b, R.Select)
+            and all(p is q for p, q in zip(a.children, b.children))
+        ):
             k, q = (_column(vals[u.id]) for u in a.children)
-            if not (a.compute([k, q], None) & b.compute([k, q], None)).any(): return True
+            if not (a.compute([k, q], None) & b.compute([k, q], None)).any():
+                return True
     return False
 
-def split_widths(out, vals:dict, max_len:int, names:dict):
+
+def split_widths(out, vals: dict, max_len: int, names: dict):
     "The graph of `out` with each width after a BOS, aggregate(s1 or s2 or at0, indicator(indices == 0)) = 1/(w+1), whose parts `s1`, `s2` never select one key for one query (`vals`: the value sets), made from one such mean per part: 1/(w+1) = 1/(1/m1 + 1/m2 - 1)."
+
     def f(v, kids):
-        if not isinstance(v, R.Aggregate) or _by_index(kids[1], max_len) != [1] + [0] * (max_len - 1): return None
+        if not isinstance(v, R.Aggregate) or _by_index(kids[1], max_len) != [1] + [0] * (
+            max_len - 1
+        ):
+            return None
         sel = kids[0]
-        if not (isinstance(sel, R.SelectorOp) and sel.f is np.logical_or and _is_at0(sel.children[1])): return None
+        if not (
+            isinstance(sel, R.SelectorOp) and sel.f is np.logical_or and _is_at0(sel.children[1])
+        ):
+            return None
         x = sel.children[0]
-        if not (isinstance(x, R.SelectorOp) and x.f is np.logical_or and _disjoint(*x.children, vals)): return None
+        if not (
+            isinstance(x, R.SelectorOp) and x.f is np.logical_or and _disjoint(*x.children, vals)
+        ):
+            return None
         ms = [R.Aggregate(s | sel.children[1], kids[1]) for s in x.children]
         w = R.Map(lambda a, b: 1 / (1 / a + 1 / b - 1), *ms)
-        names.update({m.id: f'{_label(v, names)}: part {i + 1}' for i, m in enumerate(ms)} | {w.id: _label(v, names)})
+        names.update(
+            {m.id: f'{_label(v, names)}: part {i + 1}' for i, m in enumerate(ms)}
+            | {w.id: _label(v, names)}
+        )
         return w
-    return _rewrite(out, f)
 
+    return _rewrite(out, f)
