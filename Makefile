@@ -55,17 +55,21 @@ docs: install
 # tests; each one's output is printed whole when it ends, and any failure fails `test`. The tests are split in two so that
 # neither is left alone on one core at the end. `make pytest` runs all the tests in one process.
 KILLS := tests/test_distributed.py tests/test_resume.py tests/test_kill.py
-test: sync
+# `lint` runs first: it takes seconds. Each stream prints its own seconds when it ends.
+test: sync lint
 	@$(MAKE) --no-print-directory -j4 --output-sync=target nbtest pytest-site pytest-kills pytest-rest
 
+# $(call timed,NAME,COMMAND): run COMMAND, then print how many seconds it took; its status is kept.
+timed = start=$$(date +%s); $(2); status=$$?; echo "$(1): $$(( $$(date +%s) - start )) s"; exit $$status
+
 pytest-site: install
-	$(BIN)/pytest -q tests/test_docs_site.py --durations=3
+	@$(call timed,pytest-site,$(BIN)/pytest -q tests/test_docs_site.py --durations=3)
 
 pytest-kills: install
-	$(BIN)/pytest -q $(KILLS) --durations=5
+	@$(call timed,pytest-kills,$(BIN)/pytest -q $(KILLS) --durations=5)
 
 pytest-rest: install
-	$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py $(addprefix --ignore=,$(KILLS)) --durations=10
+	@$(call timed,pytest-rest,$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py $(addprefix --ignore=,$(KILLS)) --durations=10)
 
 # nbdev 2.4.14 wraps each module's __all__ at 120 columns (a width fixed in nbdev/maker.py); ruff format
 # rewraps the written library at 100, as the notebooks are.

@@ -1,7 +1,8 @@
-"""Forward + backward time per batch of the vectorised ACT against the one-sample-at-a-time reference.
+"""Forward + backward time per batch of the vectorised ACT against the reference.
 
-64-bit parity, an RNN of 128 tanh units, batches of 128, time limit 100, measured at two halting biases: +1 (the
-initial value in the paper's runs: about two updates per input) and -2 (about five). Writes JSON.
+The reference runs one sample at a time. 64-bit parity, an RNN of 128 tanh units, batches of 128,
+time limit 100, measured at two halting biases: +1 (the initial value in the paper's runs: about two
+updates per input) and -2 (about five). Writes JSON.
 Usage: python benchmarks/act_speed.py [--out nbs/results/act/bench.json] [--reps 5] [--threads N]
 """
 
@@ -80,8 +81,9 @@ def main():
     save_json(res, args.out)
     for r in rows:
         print(
-            f'halt bias {r["halt_bias"]:+}: {r["mean_updates"]:.2f} updates per input; vectorised '
-            f'{1e3 * r["vectorised_s"]:.1f} ms, reference {1e3 * r["reference_s"]:.0f} ms: {r["speedup"]}x'
+            f'halt bias {r["halt_bias"]:+}: {r["mean_updates"]:.2f} updates per input; '
+            f'vectorised {1e3 * r["vectorised_s"]:.1f} ms, '
+            f'reference {1e3 * r["reference_s"]:.0f} ms: {r["speedup"]}x'
         )
     print(f'wrote {args.out}')
 

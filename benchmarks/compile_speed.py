@@ -1,12 +1,16 @@
-"""Training updates per second with and without `compile=True` (the model's loop body under `torch.compile`), one
-experiment per family, at a preset's config (default `cpu`).
+"""Training updates per second with and without `compile=True`, one experiment per family.
 
-For each experiment: the setup of its preset (its data, model, loss and sampler, as `ttc run` builds them), trained with
-`ttc_nb.train.fit`'s `fit` for `--warmup` untimed updates and then `--updates` timed ones, `--repeats` times (the median is kept),
-first eager, then with `compiled(model)` on a fresh setup; the compiled variant's warm-up holds the compilation, whose
-seconds are recorded. A family whose compiled model fails is recorded with the error. Writes JSON.
-Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...] [--updates 10] [--warmup 3] [--repeats 3]
-                                          [--device cuda] [--threads N] [--out nbs/results/compile-speed-cpu.json]
+`compile=True` puts the model's loop body under `torch.compile`. Each experiment runs at a preset's
+config (default `cpu`).
+
+For each experiment: the setup of its preset (its data, model, loss and sampler, as `ttc run` builds
+them), trained with `ttc_nb.train.fit`'s `fit` for `--warmup` untimed updates and then `--updates`
+timed ones, `--repeats` times (the median is kept), first eager, then with `compiled(model)` on a
+fresh setup; the compiled variant's warm-up holds the compilation, whose seconds are recorded. A
+family whose compiled model fails is recorded with the error. Writes JSON.
+Usage: python benchmarks/compile_speed.py [--preset cpu] [--experiments a,b,...] [--updates 10]
+                                          [--warmup 3] [--repeats 3] [--device cuda] [--threads N]
+                                          [--out nbs/results/compile-speed-cpu.json]
 """
 
 import argparse
@@ -32,8 +36,9 @@ FAMILIES = (
 )
 
 
+# The warm-up holds the compilation, when compiled; updates per second: the median of the repeats.
 def measure(name, preset, args, device, compile_):
-    "Seconds of the warm-up (the compilation, when compiled) and updates per second (median of the repeats) of `name`."
+    "Seconds of the warm-up and updates per second of `name`."
     exp = get_experiment(name)
     cfg = exp.config(preset)
     seed_everything(cfg.seed)

@@ -1,17 +1,24 @@
-"""Training time per update and peak training memory of the DEQ network and the unrolled RRN, against the number of iterations.
+"""Training time per update and peak training memory of the DEQ network and the unrolled RRN.
 
-For each number of iterations n (default 8, 16, 32, 64), with the network, batch and width of the `sudoku-deq` preset (default
-`cpu`, the same as `sudoku-rrn`'s `cpu` network):
-- `deq`: the DEQ network's update with the implicit backward pass, its forward and backward solves held to exactly n iterations
-  (tolerance 0), so that the cost is that of n iterations whatever the weights;
-- `rrn`: the RRN's update with the loss at every one of n steps, all n backpropagated through (the paper's loss);
+Both are measured against the number of iterations.
+
+For each number of iterations n (default 8, 16, 32, 64), with the network, batch and width of the
+`sudoku-deq` preset (default `cpu`, the same as `sudoku-rrn`'s `cpu` network):
+- `deq`: the DEQ network's update with the implicit backward pass, its forward and backward solves
+  held to exactly n iterations (tolerance 0), so that the cost is that of n iterations whatever the
+  weights;
+- `rrn`: the RRN's update with the loss at every one of n steps, all n backpropagated through (the
+  paper's loss);
 both with AdamW, on random puzzles (the cost of a step does not depend on the digits).
-Each measurement runs in a fresh subprocess. Memory: on CUDA `torch.cuda.max_memory_allocated` during one update, less what was
-allocated before it; on CPU the peak resident set size (VmHWM, reset through /proc/self/clear_refs) during one update, less the
-resident size before it, with glibc told to return every allocation over 64 KiB to the system (MALLOC_MMAP_THRESHOLD_), so that
-the resident size follows what is allocated. Time: the median of `--repeats` updates after one untimed update, in a subprocess
-of its own with the default allocator (returning memory to the system makes every update slower). Writes JSON.
-Usage: python benchmarks/deq_memory.py [--iters 8,16,32,64] [--preset cpu] [--repeats 5] [--threads 2] [--device cpu] [--out ...]
+Each measurement runs in a fresh subprocess. Memory: on CUDA `torch.cuda.max_memory_allocated`
+during one update, less what was allocated before it; on CPU the peak resident set size (VmHWM,
+reset through /proc/self/clear_refs) during one update, less the resident size before it, with glibc
+told to return every allocation over 64 KiB to the system (MALLOC_MMAP_THRESHOLD_), so that the
+resident size follows what is allocated. Time: the median of `--repeats` updates after one untimed
+update, in a subprocess of its own with the default allocator (returning memory to the system makes
+every update slower). Writes JSON.
+Usage: python benchmarks/deq_memory.py [--iters 8,16,32,64] [--preset cpu] [--repeats 5]
+                                       [--threads 2] [--device cpu] [--out ...]
 """
 
 import argparse
@@ -25,11 +32,14 @@ from pathlib import Path
 
 
 def _rss_kib(field):
-    return int(next(l.split()[1] for l in open('/proc/self/status') if l.startswith(field + ':')))
+    return int(
+        next(line.split()[1] for line in open('/proc/self/status') if line.startswith(field + ':'))
+    )
 
 
+# Seconds: the median of `repeats`; 0: not timed.
 def child(kind, n, preset, repeats, device):
-    "One measurement, in this process: seconds per update (median of `repeats`; 0: not timed), peak bytes of one update."
+    "One measurement, in this process: seconds per update, peak bytes of one update."
     import torch
     from ttc_nb.core.losses import stepwise_cross_entropy
     from ttc_nb.runs.registry import get_experiment

@@ -1,44 +1,53 @@
-"""Estimated minutes of every `gpu` preset on one NVIDIA H100, from the operations of its updates and evaluations counted
-on this CPU (where a GPU is at hand, `ttc run EXP --preset gpu` measures it). `--presets`
-estimates other presets sized for a GPU too (the recurrence notebook's `gpu-cured`); each row names its preset.
+"""Estimated minutes of every `gpu` preset on one NVIDIA H100, from its operations counted here.
+
+The operations are those of its updates and evaluations, counted on this CPU (where a GPU is at
+hand, `ttc run EXP --preset gpu` measures it). `--presets` estimates other presets sized for a GPU
+too (the recurrence notebook's `gpu-cured`); each row names its preset.
 
 What is measured here, for each experiment at its `gpu` config:
-- every tensor operation of a training update (forward, backward, gradient clipping, AdamW step), caught by a
-  `TorchDispatchMode` as the update runs: its FLOPs (PyTorch's own `flop_counter` registry; fused attention on the CPU,
-  which the registry does not know, by `attention_flops`), the bytes it reads and
-  writes (its tensors' sizes, float32 as counted here: the GPU's bf16 autocast moves fewer), and whether it launches a
-  kernel (a view does not). Curricula (the looped models') are measured at five points of training and averaged; the
-  other samplers at three updates;
-- the same for the periodic validation and the final compute curve, counted on the first `EVAL_SLICE` samples of the
-  first batch of each set (FLOPs and bytes scaled up to the whole batch, the operations as counted) and multiplied by the
-  number of batches of the preset's real sets; and the other evaluations an experiment's page makes, which it declares
-  (`Costs.extra`: the recurrence notebook's greedy decoding of every test row at every test step count, by an untrained
-  decoder, which never stops a path early: an upper bound for paths);
-- where the cost depends on what the network has learned, each experiment says how to measure it (`Costs`): ACT's
-  networks at the weights of a committed run of the same network and time limit M (they ponder as trained), and where
-  there is none, with a halting bias of -30, so that every input ponders to M; the DEQ solvers with tolerance 0, so
-  that every solve runs its whole budget of iterations. The latter two estimates are upper bounds of their presets' time;
-- the seconds the sampler takes to draw a batch on this CPU (it runs on the host's CPU on a GPU machine too; the median
-  of the measured draws, since one may begin a new pass over the data, which is rare in a run), the
-  seconds of the experiment's setup (its data built, unless cached: run it on an empty cache), and, where the experiment
-  builds its data (`Costs.data_build`: Sudoku), one worker's seconds to build the preset's sets (16 of them build them);
-- this CPU's cost of dispatching one small operation with autograd from Python (a loop of small ops timed), recorded
-  (`dispatch_s_measured`) beside the host's cost the model assumes.
+- every tensor operation of a training update (forward, backward, gradient clipping, AdamW step),
+  caught by a `TorchDispatchMode` as the update runs: its FLOPs (PyTorch's own `flop_counter`
+  registry; fused attention on the CPU, which the registry does not know, by `attention_flops`), the
+  bytes it reads and writes (its tensors' sizes, float32 as counted here: the GPU's bf16 autocast
+  moves fewer), and whether it launches a kernel (a view does not). Curricula (the looped models')
+  are measured at five points of training and averaged; the other samplers at three updates;
+- the same for the periodic validation and the final compute curve, counted on the first
+  `EVAL_SLICE` samples of the first batch of each set (FLOPs and bytes scaled up to the whole batch,
+  the operations as counted) and multiplied by the number of batches of the preset's real sets; and
+  the other evaluations an experiment's page makes, which it declares (`Costs.extra`: the recurrence
+  notebook's greedy decoding of every test row at every test step count, by an untrained decoder,
+  which never stops a path early: an upper bound for paths);
+- where the cost depends on what the network has learned, each experiment says how to measure it
+  (`Costs`): ACT's networks at the weights of a committed run of the same network and time limit M
+  (they ponder as trained), and where there is none, with a halting bias of -30, so that every input
+  ponders to M; the DEQ solvers with tolerance 0, so that every solve runs its whole budget of
+  iterations. The latter two estimates are upper bounds of their presets' time;
+- the seconds the sampler takes to draw a batch on this CPU (it runs on the host's CPU on a GPU
+  machine too; the median of the measured draws, since one may begin a new pass over the data, which
+  is rare in a run), the seconds of the experiment's setup (its data built, unless cached: run it on
+  an empty cache), and, where the experiment builds its data (`Costs.data_build`: Sudoku), one
+  worker's seconds to build the preset's sets (16 of them build them);
+- this CPU's cost of dispatching one small operation with autograd from Python (a loop of small ops
+  timed), recorded (`dispatch_s_measured`) beside the host's cost the model assumes.
 
-The model of the H100 (its datasheet: 989 TFLOP/s dense bf16, 3.35 TB/s HBM3), with these assumptions (`ASSUME`):
-a kernel takes max(`kernel_min_s`, FLOPs / (`flops_fraction` x peak) + bytes / (`bandwidth_fraction` x bandwidth));
-the host issues each operation in `dispatch_s` plus `launch_s` per kernel (`dispatch_s`, 1.1 us, is what the faster of
-the two 2-core AMD EPYC machines that ran this benchmark measured, 1.08 us, where the other measured 1.67 us: the server
-CPU beside an H100 is taken to be at least as fast, and the estimates do not change with the machine that makes them); host and GPU overlap,
-so an update takes the larger of the two sums, plus drawing its batch. Eager mode: `torch.compile` fuses operations
-and would do better. Sudoku sets are built by 16 workers (the H100 machine's cores) at the one-worker rate measured.
+The model of the H100 (its datasheet: 989 TFLOP/s dense bf16, 3.35 TB/s HBM3), with these
+assumptions (`ASSUME`): a kernel takes max(`kernel_min_s`, FLOPs / (`flops_fraction` x peak)
++ bytes / (`bandwidth_fraction` x bandwidth)); the host issues each operation in `dispatch_s` plus
+`launch_s` per kernel (`dispatch_s`, 1.1 us, is what the faster of the two 2-core AMD EPYC machines
+that ran this benchmark measured, 1.08 us, where the other measured 1.67 us: the server CPU beside
+an H100 is taken to be at least as fast, and the estimates do not change with the machine that makes
+them); host and GPU overlap, so an update takes the larger of the two sums, plus drawing its batch.
+Eager mode: `torch.compile` fuses operations and would do better. Sudoku sets are built by 16
+workers (the H100 machine's cores) at the one-worker rate measured.
 
-Beside the H100 model, the same updates are timed for real on this CPU, with `--cpu-threads` threads (default 2): the mean
-wall seconds of an update (drawing its batch included) at the same training points, and of one batch of the periodic
-validation, give the hours the preset's training takes here (`cpu_train_h`: its updates and validations, not its final
-curve). Where that is within a few hours, the preset is a CPU run, whatever the H100 model says.
+Beside the H100 model, the same updates are timed for real on this CPU, with `--cpu-threads` threads
+(default 2): the mean wall seconds of an update (drawing its batch included) at the same training
+points, and of one batch of the periodic validation, give the hours the preset's training takes here
+(`cpu_train_h`: its updates and validations, not its final curve). Where that is within a few hours,
+the preset is a CPU run, whatever the H100 model says.
 
-Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--cpu-threads 2] [--out nbs/results/gpu-time-h100.json]
+Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--cpu-threads 2]
+                                     [--out nbs/results/gpu-time-h100.json]
 """
 
 import argparse
@@ -63,8 +72,9 @@ ASSUME = dict(
 EVAL_SLICE = 64
 
 
+# PyTorch's flash attention on the CPU: 4 B H Tq Tk d forward, twice that backward.
 def attention_flops(func, args):
-    "FLOPs of a fused attention kernel that the registry does not know (PyTorch's flash attention on the CPU): 4 B H Tq Tk d forward, twice that backward."
+    "FLOPs of a fused attention kernel that the registry does not know."
     name = func.overloadpacket.__name__
     if 'scaled_dot_product' not in name:
         return 0
@@ -77,8 +87,9 @@ def attention_flops(func, args):
     )
 
 
+# Also the seconds the H100 model gives their kernels.
 class Count(TorchDispatchMode):
-    "Operations, kernels, FLOPs and bytes of what runs under it, and the seconds the H100 model gives their kernels."
+    "Operations, kernels, FLOPs and bytes of what runs under it."
 
     def __init__(self, scale=1.0):
         super().__init__()
@@ -110,8 +121,9 @@ class Count(TorchDispatchMode):
         )
         return out
 
+    # The host's issuing and the GPU's work overlap.
     def seconds(self, dispatch_s):
-        "The H100 model's seconds for what was counted: the host's issuing and the GPU's work overlap."
+        "The H100 model's seconds for what was counted."
         return max(self.gpu_s, self.ops * dispatch_s + self.kernels * ASSUME['launch_s'])
 
     def record(self, dispatch_s):
@@ -126,8 +138,9 @@ class Count(TorchDispatchMode):
         )
 
 
+# The operations are issued from Python.
 def dispatch_seconds(n=200, repeats=7):
-    "This CPU's seconds per small operation, forward and backward, with autograd, issued from Python."
+    "This CPU's seconds per small operation, forward and backward, with autograd."
     w, b = torch.randn(16, requires_grad=True), torch.randn(16, requires_grad=True)
 
     def f():
@@ -147,8 +160,9 @@ def dispatch_seconds(n=200, repeats=7):
     return statistics.median(times) / c.ops
 
 
+# An update's cost does not depend on their size.
 def measured(exp, cfg):
-    "`cfg` at its most costly (see above), with small data sets where the experiment says how (an update's cost does not depend on their size)."
+    "`cfg` at its most costly (see above), with small data sets where the experiment says how."
     return dataclasses.replace(
         cfg, **exp.costs.costliest, **(exp.costs.small(cfg) if exp.costs.small else {})
     )
@@ -163,8 +177,9 @@ def batches_per_set(exp, real, s):
     )
 
 
+# The update makes the optimiser's state exist.
 def _trainer(s, cfg, foreach=None):
-    "The objective, AdamW, schedule and batch drawer `fit` builds for `cfg`, after one update, so that the optimiser's state exists."
+    "The objective, AdamW, schedule and batch drawer `fit` builds for `cfg`, after one update."
     net = Objective(s.model, s.loss)
     opt = torch.optim.AdamW(s.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd, foreach=foreach)
     sched, gen = (
@@ -176,8 +191,9 @@ def _trainer(s, cfg, foreach=None):
     return net, opt, sched, draw
 
 
+# `points`: the training points.
 def update_cost(s, cfg, dispatch_s, points):
-    "Mean H100-model seconds of one update, and of drawing its batch here, over the training points `points`."
+    "Mean H100-model seconds of one update, and of drawing its batch here, over `points`."
     net, opt, sched, draw = _trainer(s, cfg, foreach=True)  # foreach as on CUDA
     recs = []
     for i in points:
@@ -190,8 +206,9 @@ def update_cost(s, cfg, dispatch_s, points):
     return recs
 
 
+# One update's seconds: the mean at each of `points`, drawing its batch included.
 def cpu_seconds(s, cfg, points, threads):
-    "Wall seconds on this CPU with `threads` threads of one update at each of `points` (the mean, drawing its batch included) and of one validation batch."
+    "Wall seconds on this CPU with `threads` threads of one update and of one validation batch."
     torch.set_num_threads(threads)
     try:
         net, opt, sched, draw = _trainer(s, cfg)
@@ -213,16 +230,18 @@ def cpu_seconds(s, cfg, points, threads):
         torch.set_num_threads(1)
 
 
+# The committed run whose weights the experiment names (`Costs.trained`).
 def trained(model, exp, preset):
-    "The committed run whose weights the experiment names for `preset` (`Costs.trained`), loaded into `model`; its directory, or None."
+    "Load the run the experiment names for `preset` into `model`; its directory, or None."
     if not (run := exp.costs.trained.get(preset)):
         return None
     model.load_state_dict(load_checkpoint(Path(run) / 'checkpoint.pt')['model'])
     return run
 
 
+# The validation: train_steps on the first set.
 def eval_cost(s, cfg, n_batches, dispatch_s):
-    "H100-model seconds of one periodic validation (train_steps on the first set) and of the final compute curve."
+    "H100-model seconds of one periodic validation and of the final compute curve."
 
     def cost(k, steps):
         batch = next(iter(s.evals[k]))
@@ -239,8 +258,9 @@ def eval_cost(s, cfg, n_batches, dispatch_s):
     return cost(valid, [cfg.train_steps]), sum(cost(k, steps) for k in s.evals)
 
 
+# Each evaluation is run once, scaled and repeated.
 def extra_seconds(exp, s, cfg, dispatch_s):
-    "H100-model seconds of the other evaluations the experiment's page makes (`Costs.extra`): each run once, scaled and repeated."
+    "H100-model seconds of the other evaluations the experiment's page makes (`Costs.extra`)."
     total = 0.0
     for run, scale, times in exp.costs.extra(s, cfg) if exp.costs.extra else []:
         with Count(scale) as c:
@@ -249,8 +269,9 @@ def extra_seconds(exp, s, cfg, dispatch_s):
     return total
 
 
+# The seconds are at the one-worker rate measured here.
 def build_seconds(exp, cfg):
-    "Seconds to build the preset's data with the H100 machine's cores, at the one-worker rate measured here; None where nothing is built."
+    "Seconds to build the preset's data with the H100 machine's cores; None where nothing is built."
     if not exp.costs.data_build:
         return None
     one = exp.costs.data_build(cfg)
@@ -273,7 +294,8 @@ def estimate(name, dispatch_s, preset='gpu', cpu_threads=2):
     )
     t0 = time.perf_counter()
     updates = update_cost(s, cfg, dispatch_s, points)
-    # the sampler's median draw: one of a few draws may begin a new pass over the data (a shuffle), rare in a run
+    # the sampler's median draw: one of a few draws may begin
+    # a new pass over the data (a shuffle), rare in a run
     per_update = statistics.mean(r['est_s'] for r in updates) + statistics.median(
         r['sample_s'] for r in updates
     )
@@ -330,7 +352,8 @@ def main():
     todo = [(n, p) for n in names for p in presets if p in get_experiment(n).presets]
     measured, dispatch_s = dispatch_seconds(), ASSUME['dispatch_s']
     print(
-        f'dispatch: {measured * 1e6:.2f} us per op on this CPU; the model assumes {dispatch_s * 1e6:.2f} us',
+        f'dispatch: {measured * 1e6:.2f} us per op on this CPU; '
+        f'the model assumes {dispatch_s * 1e6:.2f} us',
         flush=True,
     )
     rows = []
@@ -338,9 +361,12 @@ def main():
         rows.append(estimate(name, dispatch_s, preset, args.cpu_threads))
         r = rows[-1]
         print(
-            f'{name} ({preset}): {r["updates"]} updates x {r["update_s"] * 1e3:.1f} ms + {r["evaluations"]} validations x {r["valid_s"]:.2f} s'
-            f' + curve {r["final_curve_s"]:.0f} s + generation {r["generation_s"]:.0f} s -> {r["total_min"]} min on the H100 model;'
-            f' here, {r["cpu_threads"]} CPU threads: {r["cpu_update_s"] * 1e3:.1f} ms an update -> {r["cpu_train_h"]:.2f} h of training',
+            f'{name} ({preset}): {r["updates"]} updates x {r["update_s"] * 1e3:.1f} ms '
+            f'+ {r["evaluations"]} validations x {r["valid_s"]:.2f} s + curve '
+            f'{r["final_curve_s"]:.0f} s + generation {r["generation_s"]:.0f} s -> '
+            f'{r["total_min"]} min on the H100 model; here, {r["cpu_threads"]} CPU threads: '
+            f'{r["cpu_update_s"] * 1e3:.1f} ms an update '
+            f'-> {r["cpu_train_h"]:.2f} h of training',
             flush=True,
         )
     if Path(args.out).exists():  # the other experiments' and presets' estimates are kept

@@ -1,16 +1,24 @@
-"""Training steps per second of the looped transformer (`ttc_nb.looped.model`), against Yang et al.'s implementation. Writes JSON.
+"""Training steps per second of the looped transformer, against Yang et al.'s implementation.
+
+The looped transformer is `ttc_nb.looped.model`. Writes JSON.
 
 Two configurations, both linear regression, batch 64, one block per loop:
   cpu:   d = 5,  11 points, width 64,  4 heads, b = T = 10
-  study: d = 10, 41 points, width 256, 8 heads, b = 30, T = 20 (the gpu preset's final configuration)
-Ours is timed through `fit`, the training loop every experiment uses (sampling, forward, loss, backward, clipping, AdamW).
-With --reference DIR (the `scripts` folder of a checkout of github.com/leiay/looped_transformer), their
-`TransformerModelLooped` is timed doing what their `train.py` does per step: a fresh task sampler, the forward pass with
-its no-gradient horizon, the loss, backward, Adam and their per-parameter gradient-norm logging.
-Each figure is the median over --reps timed runs of --steps steps, after one warm-up run. The aim: ours >= 1.5x theirs.
-Beside them: two variants of ours (the loop body compiled with `torch.compile`; bfloat16 autocast), the step's matrix-product
-FLOPs counted from the architecture, the rate they are done at, and the machine's rate on one large matrix product.
-Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/looped/speed.json] [--device cpu]
+  study: d = 10, 41 points, width 256, 8 heads, b = 30, T = 20
+         (the gpu preset's final configuration)
+Ours is timed through `fit`, the training loop every experiment uses (sampling, forward, loss,
+backward, clipping, AdamW).
+With --reference DIR (the `scripts` folder of a checkout of github.com/leiay/looped_transformer),
+their `TransformerModelLooped` is timed doing what their `train.py` does per step: a fresh task
+sampler, the forward pass with its no-gradient horizon, the loss, backward, Adam and their
+per-parameter gradient-norm logging.
+Each figure is the median over --reps timed runs of --steps steps, after one warm-up run. The aim:
+ours >= 1.5x theirs.
+Beside them: two variants of ours (the loop body compiled with `torch.compile`; bfloat16 autocast),
+the step's matrix-product FLOPs counted from the architecture, the rate they are done at, and the
+machine's rate on one large matrix product.
+Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/looped/speed.json]
+                                         [--device cpu]
 """
 
 import argparse
@@ -30,8 +38,9 @@ CONFIGS = dict(
 )
 
 
+# `variant`: None, 'compiled' or 'bf16'.
 def ours(c, device, variant=None):
-    "A function that runs `n` training updates of our looped model in configuration `c`; `variant`: None, 'compiled' or 'bf16'."
+    "A function that runs `n` training updates of our looped model in configuration `c`."
     cfg = LoopedConfig(
         d=c['d'],
         dims=(c['d'], c['d'], 1, 1),
@@ -61,16 +70,19 @@ def ours(c, device, variant=None):
     )
 
 
+# Per loop and prompt, the block's linear maps (12 C^2 weights per token)
+# and the attention's scores and weighted sum (2 T^2 C), two FLOPs a
+# multiply-add; a loop with gradient costs three times one without.
 def flops(c) -> float:
-    """Matrix-product FLOPs of one training step of batch 64: per loop and prompt, the block's linear maps (12 C^2 weights per token)
-    and the attention's scores and weighted sum (2 T^2 C), two FLOPs a multiply-add; a loop with gradient costs three times one without."""
+    "Matrix-product FLOPs of one training step of batch 64."
     T, C = 2 * c['points'], c['n_embd']
     loop = 64 * 2 * (12 * C * C * T + 2 * T * T * C)
     return loop * (max(0, c['b'] - c['T']) + 3 * min(c['b'], c['T']))
 
 
+# What its cores can do when nothing else limits them.
 def matmul_rate(device, n=2048, reps=10) -> float:
-    "GFLOP/s of one large float32 matrix product on this machine: what its cores can do when nothing else limits them."
+    "GFLOP/s of one large float32 matrix product on this machine."
     a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     a @ b
     if device == 'cuda':

@@ -1,5 +1,7 @@
-"""The compiled `sort_bos` against the interpreter: 1,000 inputs of length 64 (the BOS token and 63 letters), the compiled
-transformer's batched forward pass and decoding against the interpreter's loop over the inputs, in one run; writes
+"""The compiled `sort_bos` against the interpreter, on 1,000 inputs of length 64, in one run.
+
+Each input is the BOS token and 63 letters. The compiled transformer's batched forward pass and
+decoding run against the interpreter's loop over the inputs; writes
 nbs/results/rasp/compile/speed.json.
 
     OMP_NUM_THREADS=1 python benchmarks/rasp_compile_speed.py [--device cuda]
@@ -21,7 +23,9 @@ def _cpu() -> str:
     "The CPU's model name, from /proc/cpuinfo where there is one."
     try:
         return next(
-            l.split(':', 1)[1].strip() for l in open('/proc/cpuinfo') if l.startswith('model name')
+            line.split(':', 1)[1].strip()
+            for line in open('/proc/cpuinfo')
+            if line.startswith('model name')
         )
     except (OSError, StopIteration):
         return platform.machine()

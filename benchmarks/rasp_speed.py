@@ -1,13 +1,17 @@
-"""Time of the RASP interpreter on the sort program of the authors' slides, on a 100-token input, beside the reference
-interpreter's in the same process. Writes JSON.
+"""Time of the RASP interpreter on the sort program of the authors' slides, on a 100-token input.
 
-Three figures of ours, each the median of --reps runs: parsing and building the program's graph, evaluating the built graph
-on the input, and both together (what `ttc rasp` does). Target: both together in under 50 ms. With --reference, the
-reference interpreter (Weiss, Goldberg and Yahav (2021), "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at
-61dde62, its folder and the site-packages of a Python with antlr4-python3-runtime==4.9.1 and termcolor) loads the same
-program, and the two evaluate it in turns, each rep on a new input (the reference keeps the last input's values), so that
-both see the same load; the ratio of the medians is the speed-up, whose target is 100.
-Usage: python benchmarks/rasp_speed.py [--out nbs/results/rasp/speed.json] [--reps 50] [--length 100]
+Beside it, the reference interpreter's, in the same process. Writes JSON.
+
+Three figures of ours, each the median of --reps runs: parsing and building the program's graph,
+evaluating the built graph on the input, and both together (what `ttc rasp` does). Target: both
+together in under 50 ms. With --reference, the reference interpreter (Weiss, Goldberg and Yahav
+(2021), "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at 61dde62, its folder and the
+site-packages of a Python with antlr4-python3-runtime==4.9.1 and termcolor) loads the same program,
+and the two evaluate it in turns, each rep on a new input (the reference keeps the last input's
+values), so that both see the same load; the ratio of the medians is the speed-up, whose target is
+100.
+Usage: python benchmarks/rasp_speed.py [--out nbs/results/rasp/speed.json] [--reps 50]
+                                       [--length 100]
                                        [--reference RASP_FOLDER --reference-site SITE_PACKAGES]
 """
 
@@ -43,8 +47,9 @@ def sort_input(rng, length):
     return '§' + ''.join(rng.choice(list('abcdefghijklmnopqrstuvwxyz'), length - 1))
 
 
+# A function of an input, giving a list.
 def reference_sort(folder, site):
-    "The reference interpreter's s-op `sort` of the program SORT: a function of an input, giving a list."
+    "The reference interpreter's s-op `sort` of the program SORT, as a function."
     sys.path[:0] = [str(folder), str(site)]
     here = os.getcwd()
     os.chdir(folder)  # the reference loads its library from its own folder
@@ -53,7 +58,8 @@ def reference_sort(folder, site):
 
         with contextlib.redirect_stdout(io.StringIO()):
             repl = REPL()
-            # the reference refuses to redefine its library's `sort`: the program's result under another name
+            # the reference refuses to redefine its library's
+            # `sort`: the program's result under another name
             with tempfile.NamedTemporaryFile('w', suffix='.rasp', delete=False) as f:
                 f.write(SORT.replace('\nsort = ', '\nsorted_ = '))
             repl.run_given_line(f'load "{f.name[:-5]}";')
@@ -105,7 +111,11 @@ def main():
         target_ms=50,
         met=both < 0.05,
     )
-    msg = f'sort on {args.length} tokens: build {res["build_ms"]:.2f} ms, evaluate {res["evaluate_ms"]:.2f} ms, both {res["build_and_evaluate_ms"]:.2f} ms (target 50 ms)'
+    msg = (
+        f'sort on {args.length} tokens: build {res["build_ms"]:.2f} ms, '
+        f'evaluate {res["evaluate_ms"]:.2f} ms, '
+        f'both {res["build_and_evaluate_ms"]:.2f} ms (target 50 ms)'
+    )
     if args.reference:
         theirs = reference_sort(args.reference, args.reference_site)
         ours_ms, theirs_ms = (
@@ -126,7 +136,10 @@ def main():
             target_speedup=100,
             met=theirs_ms / ours_ms >= 100,
         )
-        msg += f'\nreference, interleaved: ours {ours_ms:.2f} ms, reference {theirs_ms:.1f} ms: {theirs_ms / ours_ms:.0f}x (target 100x)'
+        msg += (
+            f'\nreference, interleaved: ours {ours_ms:.2f} ms, reference '
+            f'{theirs_ms:.1f} ms: {theirs_ms / ours_ms:.0f}x (target 100x)'
+        )
     res['env'] = environment('cpu')
     save_json(res, args.out)
     print(f'{msg}\nwrote {args.out}')

@@ -1,10 +1,14 @@
-"""Start-up time of `ttc rasp` and `ttc --help`, and of the reference RASP interpreter's REPL, measured in one run. Writes JSON.
+"""Start-up time of `ttc rasp` and `ttc --help`, and of the reference RASP interpreter's REPL.
 
-Each command is run --reps times, the three interleaved so that the machine's load falls on all alike, and timed from start
-to exit (as hyperfine does): `ttc rasp -` on a one-line program, `ttc --help`, and the reference REPL (Weiss, Goldberg and
-Yahav (2021), "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at commit 61dde62) reading `tokens;`.
+All are measured in one run. Writes JSON.
+
+Each command is run --reps times, the three interleaved so that the machine's load falls on all
+alike, and timed from start to exit (as hyperfine does): `ttc rasp -` on a one-line program,
+`ttc --help`, and the reference REPL (Weiss, Goldberg and Yahav (2021), "Thinking Like
+Transformers", arXiv 2106.06981; tech-srl/RASP at commit 61dde62) reading `tokens;`.
 The target is ours: `ttc rasp` and `ttc --help` in under 0.5 s.
-Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-python PYTHON [--out nbs/results/rasp/startup.json] [--reps 20]
+Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-python PYTHON
+                                         [--out nbs/results/rasp/startup.json] [--reps 20]
 """
 
 import argparse
@@ -69,7 +73,10 @@ def main():
         for k, c in cases.items():
             times[k].append(seconds(*c))
     res = dict(
-        benchmark='start-up to exit: ttc rasp on a one-line program, ttc --help, the reference REPL on one line',
+        benchmark=(
+            'start-up to exit: ttc rasp on a one-line program, '
+            'ttc --help, the reference REPL on one line'
+        ),
         program=PROGRAM.strip(),
         reference='tech-srl/RASP at 61dde62',
         target_s=0.5,
@@ -80,7 +87,8 @@ def main():
     save_json(res, args.out)
     for k, v in res['times'].items():
         print(
-            f'{k:15} mean {v["mean_s"]:.3f} s ± {v["stddev_s"]:.3f} (min {v["min_s"]:.3f}, {v["runs"]} runs)'
+            f'{k:15} mean {v["mean_s"]:.3f} s ± {v["stddev_s"]:.3f} '
+            f'(min {v["min_s"]:.3f}, {v["runs"]} runs)'
         )
     print(f'target 0.5 s: {"met" if res["met"] else "missed"}\nwrote {args.out}')
 

@@ -1,15 +1,19 @@
-"""Training throughput of the recurrent relational network: updates and puzzles per second, forward + backward + optimiser step.
+"""Training throughput of the recurrent relational network: updates and puzzles per second.
 
-For the network, batch and loss of each `sudoku-rrn` preset (by default `cpu` and `gpu`), with `--set` overrides: its width,
-depth, training steps (random step counts and the progressive loss included) and batch size, trained with the core's `fit`
-(AdamW, and bfloat16 autocast on CUDA) on the current device. The puzzles are random digits: the cost of a step does not
-depend on them, so no dataset is built. Each preset is timed `--repeats` times over `--updates` updates, after `--warmup`
-untimed ones, and the median is kept; `--compile` also times it with the network's step under `torch.compile`, last,
-since evaluation timed after a compilation in the same process was slower.
-`--eval-batches` times evaluation too, the forward pass alone without gradient, per puzzle and step, for each batch size.
+An update is forward + backward + optimiser step. For the network, batch and loss of each
+`sudoku-rrn` preset (by default `cpu` and `gpu`), with `--set` overrides: its width, depth, training
+steps (random step counts and the progressive loss included) and batch size, trained with the core's
+`fit` (AdamW, and bfloat16 autocast on CUDA) on the current device. The puzzles are random digits:
+the cost of a step does not depend on them, so no dataset is built. Each preset is timed `--repeats`
+times over `--updates` updates, after `--warmup` untimed ones, and the median is kept; `--compile`
+also times it with the network's step under `torch.compile`, last, since evaluation timed after a
+compilation in the same process was slower.
+`--eval-batches` times evaluation too, the forward pass alone without gradient, per puzzle and step,
+for each batch size.
 Writes JSON.
-Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE ...] [--updates 10] [--repeats 5]
-                                           [--compile] [--eval-batches 25,50,250] [--device cuda] [--threads N] [--out ...]
+Usage: python benchmarks/rrn_throughput.py [--presets cpu,gpu] [--set KEY=VALUE ...] [--updates 10]
+                                           [--repeats 5] [--compile] [--eval-batches 25,50,250]
+                                           [--device cuda] [--threads N] [--out ...]
 """
 
 import argparse
@@ -31,8 +35,9 @@ def network(preset, args):
     return cfg, RRN(cfg.box, cfg.hidden, cfg.mlp_layers, cfg.embed, cfg.positions)
 
 
+# Seconds per update: the median of `args.repeats` timings.
 def measure(preset, args, device, compiled=False):
-    "Seconds per update (median of `args.repeats` timings) and puzzles per second of `preset`'s network and loss."
+    "Seconds per update and puzzles per second of `preset`'s network and loss."
     cfg, model = network(preset, args)
     if compiled:
         model.step = torch.compile(model.step)
@@ -86,9 +91,10 @@ def measure(preset, args, device, compiled=False):
     )
 
 
+# It evaluates `puzzles` random puzzles; the median of repeats.
 @torch.no_grad()
 def measure_eval(preset, args, device, batch, puzzles=500):
-    "Milliseconds per puzzle and step of `preset`'s network evaluating `puzzles` random puzzles `batch` at a time (median of repeats)."
+    "Milliseconds per puzzle and step of `preset`'s network evaluating puzzles `batch` at a time."
     cfg, model = network(preset, args)
     model.to(device).eval()
     x = torch.randint(0, model.n + 1, (puzzles, model.n**2), device=device)
@@ -153,8 +159,9 @@ def main():
     def train(preset, compiled):
         rows.append(r := measure(preset, args, device, compiled))
         print(
-            f'{preset}{" compiled" if compiled else ""}: hidden {r["hidden"]}, {r["train_steps"]} steps, batch {r["batch_size"]}: '
-            f'{r["s_per_update"]:.3f} s per update, {r["updates_per_s"]:.2f} updates/s, {r["puzzles_per_s"]:.1f} puzzles/s',
+            f'{preset}{" compiled" if compiled else ""}: hidden {r["hidden"]}, '
+            f'{r["train_steps"]} steps, batch {r["batch_size"]}: {r["s_per_update"]:.3f} s per '
+            f'update, {r["updates_per_s"]:.2f} updates/s, {r["puzzles_per_s"]:.1f} puzzles/s',
             flush=True,
         )
 
@@ -164,14 +171,17 @@ def main():
         for b in map(int, args.eval_batches.split(',')):
             evals.append(r := measure_eval(preset, args, device, b))
             print(
-                f'{preset} evaluation, batches of {b}: {r["ms_per_puzzle_step"]:.3f} ms per puzzle and step',
+                f'{preset} evaluation, batches of {b}: '
+                f'{r["ms_per_puzzle_step"]:.3f} ms per puzzle and step',
                 flush=True,
             )
     for preset in presets if args.compile else ():
         train(preset, True)  # last: compiling slows what runs after it in the process
     save_json(
         dict(
-            benchmark='sudoku-rrn training throughput: forward, backward and optimiser step per batch',
+            benchmark=(
+                'sudoku-rrn training throughput: forward, backward and optimiser step per batch'
+            ),
             device=str(device),
             threads=torch.get_num_threads(),
             results=rows,

@@ -1,11 +1,13 @@
-"""Time to build the puzzle sets of a `sudoku-rrn` preset from nothing, by one process and by a pool over every core.
+"""Time to build a `sudoku-rrn` preset's puzzle sets from nothing, by one process and by a pool.
 
-Each build writes to its own empty temporary cache, so nothing is read back; the sets of every build are checked to be
-identical, puzzle for puzzle. Writes JSON.
-Usage: python benchmarks/sudoku_build.py [--preset cpu] [--workers 1,0] [--out nbs/results/sudoku/build_bench.json]
+The pool spans every core. Each build writes to its own empty temporary cache, so nothing is read
+back; the sets of every build are checked to be identical, puzzle for puzzle. Writes JSON.
+Usage: python benchmarks/sudoku_build.py [--preset cpu] [--workers 1,0]
+                                         [--out nbs/results/sudoku/build_bench.json]
 """
 
 import argparse
+import importlib
 import tempfile
 import time
 import torch
@@ -13,7 +15,8 @@ from ttc_nb.train.files import save_json
 from ttc_nb.runs.registry import environment, get_experiment
 from ttc_nb.sudoku.puzzles import _cores, splits
 from ttc_nb.sudoku.task import band
-import ttc_nb.sudoku.rrn  # registers sudoku-rrn, whose sets are built
+
+importlib.import_module('ttc_nb.sudoku.rrn')  # registers sudoku-rrn, whose sets are built
 
 
 def build(cfg, workers):
@@ -64,12 +67,16 @@ def main():
             )
         )
         print(
-            f'{w} process{"es" if w > 1 else ""}: {s:.1f} s for {rows[-1]["puzzles"]} puzzles, identical to the first build: {same}',
+            f'{w} process{"es" if w > 1 else ""}: {s:.1f} s for '
+            f'{rows[-1]["puzzles"]} puzzles, identical to the first build: {same}',
             flush=True,
         )
     save_json(
         dict(
-            benchmark=f'building the puzzle sets of the sudoku-rrn {args.preset} preset from an empty cache',
+            benchmark=(
+                'building the puzzle sets of the sudoku-rrn '
+                f'{args.preset} preset from an empty cache'
+            ),
             preset=args.preset,
             train_size=cfg.train_size,
             valid_size=cfg.valid_size,

@@ -1,8 +1,9 @@
-"""Seconds per solve of the exact Sudoku solver on the hardest known 9x9 puzzles, `ttc_nb.sudoku.puzzles.HARD`.
+"""Seconds per solve of the exact Sudoku solver on the hardest known 9x9 puzzles.
 
-Each puzzle is checked to have exactly one solution, then solved `--reps` times; every solution is checked with
-`is_solution` (rows, columns and boxes hold each digit once, the clues are kept). Writes JSON with the median and
-the longest time per puzzle.
+The puzzles are `ttc_nb.sudoku.puzzles.HARD`. Each puzzle is checked to have exactly one solution,
+then solved `--reps` times; every solution is checked with `is_solution` (rows, columns and boxes
+hold each digit once, the clues are kept). Writes JSON with the median and the longest time per
+puzzle.
 Usage: python benchmarks/sudoku_solver.py [--out nbs/results/sudoku/solver_bench.json] [--reps 5]
 """
 
@@ -42,7 +43,9 @@ def main():
     args = p.parse_args()
     rows = [measure(name, puzzle, args.reps) for name, puzzle in HARD.items()]
     res = dict(
-        benchmark='exact Sudoku solver (singles + depth-first search on bitmasks), seconds per solve',
+        benchmark=(
+            'exact Sudoku solver (singles + depth-first search on bitmasks), seconds per solve'
+        ),
         results=rows,
         max_s=max(r['max_s'] for r in rows),
         env=environment('cpu'),
@@ -50,7 +53,8 @@ def main():
     save_json(res, args.out)
     for r in rows:
         print(
-            f'{r["name"]:>18}: {r["givens"]} givens, median {1e3 * r["median_s"]:6.1f} ms, max {1e3 * r["max_s"]:6.1f} ms'
+            f'{r["name"]:>18}: {r["givens"]} givens, '
+            f'median {1e3 * r["median_s"]:6.1f} ms, max {1e3 * r["max_s"]:6.1f} ms'
         )
     print(f'wrote {args.out}')
 

@@ -1,25 +1,34 @@
-"""tracr's column of the compiled-shape table: tracr's own library programs, compiled by tracr and checked against `rasp.evaluate`.
+"""tracr's column of the compiled-shape table: tracr's own library programs, compiled by tracr.
 
-Not part of the project's test suite, and not run with the project's environment: tracr needs jax and haiku, so it runs in a
-virtual environment of its own. To reproduce `nbs/results/rasp/compile/tracr.json`:
+Each is checked against `rasp.evaluate`. Not part of the project's test suite, and not run with the
+project's environment: tracr needs jax and haiku, so it runs in a virtual environment of its own. To
+reproduce `nbs/results/rasp/compile/tracr.json`:
 
     python3 -m venv /work/tracrvenv
     /work/tracrvenv/bin/pip install "jax[cpu]" dm-haiku chex einops networkx numpy typing_extensions
-    git clone https://github.com/google-deepmind/tracr /work/tracr-src     # commit 9ce2b8c82b6ba10e62e86cf6f390e7536d4fd2cd
-    T="OMP_NUM_THREADS=1 PYTHONPATH=/work/tracr-src nice -n 5 taskset -c 0 /work/tracrvenv/bin/python \\
-       benchmarks/tracr_compare.py --tracr-commit 9ce2b8c82b6ba10e62e86cf6f390e7536d4fd2cd"
-    eval $T                                          # every program at tracr's default mlp_exactness 100
-    eval $T --mlp-exactness 10000 --programs length reverse hist sort_unique count selector_width_lt frac_prevs sort
-    eval $T --mlp-exactness 10000 --programs sort_freq --lengths 8 20 40                  # 64 runs past the compile limit
-    eval $T --mlp-exactness 10000 --programs shuffle_dyck1 shuffle_dyck2 --lengths 8 20   # dyck1 at 64, dyck2 at 40 too
+    # commit 9ce2b8c82b6ba10e62e86cf6f390e7536d4fd2cd
+    git clone https://github.com/google-deepmind/tracr /work/tracr-src
+    T="OMP_NUM_THREADS=1 PYTHONPATH=/work/tracr-src nice -n 5 taskset -c 0 \\
+       /work/tracrvenv/bin/python benchmarks/tracr_compare.py \\
+       --tracr-commit 9ce2b8c82b6ba10e62e86cf6f390e7536d4fd2cd"
+    # every program at tracr's default mlp_exactness 100
+    eval $T
+    eval $T --mlp-exactness 10000 --programs length reverse hist sort_unique count \\
+                                             selector_width_lt frac_prevs sort
+    # 64 runs past the compile limit
+    eval $T --mlp-exactness 10000 --programs sort_freq --lengths 8 20 40
+    # dyck1 at 64, dyck2 at 40 too
+    eval $T --mlp-exactness 10000 --programs shuffle_dyck1 shuffle_dyck2 --lengths 8 20
 
-Each call adds its rows to the JSON (keyed by program and mlp_exactness) and keeps the others. The whole takes about 35
-minutes on one core; it needs about 5 GB of memory.
+Each call adds its rows to the JSON (keyed by program and mlp_exactness) and keeps the others. The
+whole takes about 35 minutes on one core; it needs about 5 GB of memory.
 
-Each program is compiled with the vocabulary of tracr's own tests (tracr/compiler/test_cases.py; sort_unique: see its caveat) at the max_seq_len of its
-test and at 8, 20, 40 and 64. A compiled model is run on N random inputs (padded with tracr's PAD token, in one batch), and
-an input counts as exact when the decoded output equals `rasp.evaluate` at every position where the evaluation is not None
-(tracr's own test criterion; numerical outputs within tracr's test tolerance, atol 1e-7 and rtol 0.005).
+Each program is compiled with the vocabulary of tracr's own tests (tracr/compiler/test_cases.py;
+sort_unique: see its caveat) at the max_seq_len of its test and at 8, 20, 40 and 64. A compiled
+model is run on N random inputs (padded with tracr's PAD token, in one batch), and an input counts
+as exact when the decoded output equals `rasp.evaluate` at every position where the evaluation is
+not None (tracr's own test criterion; numerical outputs within tracr's test tolerance, atol 1e-7 and
+rtol 0.005).
 """
 
 import os
@@ -52,63 +61,72 @@ def _sort_unique_vocab(L):
     )  # distinct keys need a vocabulary at least as long as the input
 
 
-# name: (tracr program for max_seq_len L, vocabulary for L, max_seq_len of tracr's test, our program, caveat)
+# name: (tracr program for max_seq_len L, vocabulary for L, max_seq_len of tracr's test,
+# our program, caveat)
 PROGRAMS = {
     'length': (
         lambda L: lib.make_length(),
         lambda L: ABCD,
         5,
         'length',
-        "same function; tracr's is a selector width over an all-true selector (categorical), ours a mean read at the BOS",
+        "same function; tracr's is a selector width over an "
+        'all-true selector (categorical), ours a mean read at the BOS',
     ),
     'reverse': (
         lambda L: lib.make_reverse(rasp.tokens),
         lambda L: ABCD,
         5,
         'reverse',
-        'same program (length, then opp_idx = length - indices - 1 as two MLPs, then one aggregate)',
+        'same program (length, then opp_idx = length - indices - 1 as two MLPs, '
+        'then one aggregate)',
     ),
     'hist': (
         lambda L: lib.make_hist(),
         lambda L: ABCD,
         5,
         'hist',
-        "same function; tracr's selector width always uses its BOS (one head + MLP), so structurally it is our hist_bos",
+        "same function; tracr's selector width always uses its "
+        'BOS (one head + MLP), so structurally it is our hist_bos',
     ),
     'sort_unique': (
         lambda L: lib.make_sort_unique(rasp.tokens, rasp.tokens),
         _sort_unique_vocab,
         5,
         'sort',
-        'unique keys only: inputs are distinct tokens from a vocabulary 1..max(L,4) (test: {1,2,3,4}); ours also sorts repeated keys stably',
+        'unique keys only: inputs are distinct tokens from a vocabulary '
+        '1..max(L,4) (test: {1,2,3,4}); ours also sorts repeated keys stably',
     ),
     'sort': (
         lambda L: lib.make_sort(rasp.tokens, rasp.tokens, max_seq_len=L, min_key=1),
         lambda L: [1, 2, 3, 4],
         5,
         'sort',
-        'ties broken by a numerical key x + i/max_seq_len in one SequenceMap, where ours breaks them with a second selector on indices',
+        'ties broken by a numerical key x + i/max_seq_len in one SequenceMap, '
+        'where ours breaks them with a second selector on indices',
     ),
     'sort_freq': (
         lambda L: lib.make_sort_freq(max_seq_len=L),
         lambda L: [1, 2, 3, 4],
         5,
         'most_freq_bos',
-        'tracr outputs every token, repeats included, ordered by descending frequency; ours (the RASP paper\'s most_freq) outputs each distinct token once and "§" after',
+        'tracr outputs every token, repeats included, ordered by descending frequency; '
+        'ours (the RASP paper\'s most_freq) outputs each distinct token once and "§" after',
     ),
     'shuffle_dyck1': (
         lambda L: lib.make_shuffle_dyck(pairs=['()']),
         lambda L: ['(', ')'],
         5,
         'dyck1_ptf',
-        'tracr outputs one bool (whole input balanced) at every position; ours outputs T/P/F per prefix',
+        'tracr outputs one bool (whole input balanced) '
+        'at every position; ours outputs T/P/F per prefix',
     ),
     'shuffle_dyck2': (
         lambda L: lib.make_shuffle_dyck(pairs=['()', '{}']),
         lambda L: ['(', ')', '{', '}'],
         5,
         'dyck2_ptf',
-        'shuffle-Dyck-2 balances each pair on its own ("({)}" is accepted), ours is Dyck-2 (nesting checked); and one bool vs T/P/F per prefix',
+        'shuffle-Dyck-2 balances each pair on its own ("({)}" is accepted), '
+        'ours is Dyck-2 (nesting checked); and one bool vs T/P/F per prefix',
     ),
     'frac_prevs': (
         lambda L: lib.make_frac_prevs(rasp.tokens == 'l'),
@@ -136,15 +154,25 @@ PROGRAMS = {
         lambda L: ABCD,
         5,
         'selector_width',
-        "not in tracr's lib: SelectorWidth(Select(tokens, tokens, LT)) from tracr's primitives (its test uses TRUE); tracr's width uses its BOS, ours here none",
+        "not in tracr's lib: SelectorWidth(Select(tokens, tokens, LT)) from tracr's "
+        "primitives (its test uses TRUE); tracr's width uses its BOS, ours here none",
     ),
 }
 LENGTHS = (8, 20, 40, 64)
 NOTES = [
-    "tracr's selector width reads 1/(w+1) from a BOS head and decodes it with an MLP of ReLU ramps 1/mlp_exactness wide at thresholds midway between neighbouring values; at the default 100 a ramp is wider than the gap 1/(w+1) - 1/(w+2) from w = 9 on, and widths from about there decode wrong (length, hist, count, sort_unique, sort and reverse, which starts from length). mlp_exactness 10000 makes all of them exact at every max_seq_len to 64",
-    'sort_freq at max_seq_len 40 stays wrong at mlp_exactness 10000: its outputs are off by a position around the boundaries between groups of equal tokens; not diagnosed further',
-    "frac_prevs is numerical: its misses at 40 and 64 are errors up to 2.4e-3, outside tracr's test tolerance (atol 1e-7, rtol 0.005); mlp_exactness does not change them",
-    'shuffle_dyck inputs are uniform random strings over the brackets, mostly unbalanced, so its exactness mostly checks the 0 output',
+    "tracr's selector width reads 1/(w+1) from a BOS head and decodes it with an MLP of ReLU "
+    'ramps 1/mlp_exactness wide at thresholds midway between neighbouring values; '
+    'at the default 100 a ramp is wider than the gap 1/(w+1) - 1/(w+2) '
+    'from w = 9 on, and widths from about there decode wrong (length, hist, '
+    'count, sort_unique, sort and reverse, which starts from length). '
+    'mlp_exactness 10000 makes all of them exact at every max_seq_len to 64',
+    'sort_freq at max_seq_len 40 stays wrong at mlp_exactness 10000: its outputs are off by '
+    'a position around the boundaries between groups of equal tokens; not diagnosed further',
+    'frac_prevs is numerical: its misses at 40 and 64 are errors up to 2.4e-3, '
+    "outside tracr's test tolerance (atol 1e-7, rtol 0.005); "
+    'mlp_exactness does not change them',
+    'shuffle_dyck inputs are uniform random strings over the brackets, '
+    'mostly unbalanced, so its exactness mostly checks the 0 output',
 ]
 
 
@@ -164,12 +192,13 @@ def sample(rng, name, vocab, L, n, full):
     return [[vocab[i] for i in rng.integers(0, len(vocab), k)] for k in lens]
 
 
+# Real heads: any nonzero weight.
 def shape(m):
-    "Blocks, heads per attention block (real heads: any nonzero weight), MLP blocks with weights, residual width and parameters."
+    "Blocks, heads per attention block, MLP blocks with weights, residual width and parameters."
     p, cfg = m.params, m.model_config
     heads, mlps = [], []
-    for l in range(cfg.num_layers):
-        a = f'transformer/layer_{l}/attn/'
+    for layer in range(cfg.num_layers):
+        a = f'transformer/layer_{layer}/attn/'
         ws = [
             np.asarray(p[a + k]['w']).reshape(-1, cfg.num_heads, cfg.key_size)
             for k in ('query', 'key', 'value')
@@ -180,7 +209,9 @@ def shape(m):
             .transpose(2, 0, 1)
         )
         heads.append(int(sum(any(np.any(w[:, h] != 0) for w in ws) for h in range(cfg.num_heads))))
-        mlps.append(bool(np.any(np.asarray(p[f'transformer/layer_{l}/mlp/linear_1']['w']) != 0)))
+        mlps.append(
+            bool(np.any(np.asarray(p[f'transformer/layer_{layer}/mlp/linear_1']['w']) != 0))
+        )
     leaves = jax.tree_util.tree_leaves(p)
     return dict(
         blocks=2 * cfg.num_layers,
@@ -211,7 +242,7 @@ def agree(out, want, numerical):
 
 
 def check(m, program, inputs, L, forward):
-    "Exact count over `inputs`, counted on the first 50 and on all, and the largest numerical error."
+    "Exact count over `inputs`, on the first 50 and on all, and the largest numerical error."
     numerical = rasp.is_numerical(program)
     toks = jnp.array([m.input_encoder.encode([BOS] + x + [PAD] * (L - len(x))) for x in inputs])
     raw = np.asarray(forward(m.params, toks).unembedded_output)
@@ -230,8 +261,9 @@ def check(m, program, inputs, L, forward):
     return r
 
 
+# The inputs: mixed-length and full-length.
 def run(name, L, n, seed, limit, exactness):
-    "One program at one max_seq_len: compile, shape, exactness on mixed-length and full-length inputs."
+    "One program at one max_seq_len: compile, shape, and exactness on two sets of inputs."
     make, vocab_of, _, _, _ = PROGRAMS[name]
     program, vocab = make(L), vocab_of(L)
     signal.alarm(limit)
@@ -301,8 +333,9 @@ def main():
         write(a, rows)
 
 
+# It also keeps the earlier file's rows of programs not run this time.
 def write(a, rows):
-    "Write the rows so far, keeping an earlier file's rows of programs not run this time, and its commands."
+    "Write the rows so far, keeping an earlier file's commands."
     old = json.load(open(a.out)) if os.path.exists(a.out) else dict(meta={}, programs=[])
     key = lambda r: (list(PROGRAMS).index(r['program']), r.get('mlp_exactness', 100))
     ran = {key(r) for r in rows}
@@ -319,11 +352,28 @@ def write(a, rows):
         seed=a.seed,
         inputs_per_check=a.n,
         commands=[c for c in old['meta'].get('commands', []) if c != command] + [command],
-        exactness="an input is exact when the decoded output equals rasp.evaluate wherever the evaluation is not None (numerical: atol 1e-7, rtol 0.005); 'mixed': lengths uniform in 1..max_seq_len, 'full': length max_seq_len; exact_50 counts the first 50 inputs",
-        layers="tracr's model has num_layers layers, each an attention block then an MLP block (blocks = 2 * layers, zero blocks included); heads lists real heads per attention block (0: an MLP-only layer, kept as a zero-weight attention block); attn_layers counts blocks with a head",
+        exactness=(
+            'an input is exact when the decoded output equals rasp.evaluate wherever the '
+            'evaluation is not None (numerical: atol 1e-7, rtol 0.005); '
+            "'mixed': lengths uniform in 1..max_seq_len, 'full': "
+            'length max_seq_len; exact_50 counts the first 50 inputs'
+        ),
+        layers=(
+            "tracr's model has num_layers layers, each an attention block then "
+            'an MLP block (blocks = 2 * layers, zero blocks included); '
+            'heads lists real heads per attention block (0: an MLP-only layer, '
+            'kept as a zero-weight attention block); attn_layers counts blocks with a head'
+        ),
         notes=NOTES,
-        compile_s="seconds of compile_rasp_to_model, which includes XLA compiling haiku's init for each new set of shapes (a program whose shapes were seen before pays less)",
-        params='all assembled weights (embeddings, q/k/v/o and MLPs with their biases, zero padding to the widest head and MLP included; the unembedding is a fixed projection, not a parameter); params_nonzero counts nonzero weights',
+        compile_s=(
+            "seconds of compile_rasp_to_model, which includes XLA compiling haiku's init "
+            'for each new set of shapes (a program whose shapes were seen before pays less)'
+        ),
+        params=(
+            'all assembled weights (embeddings, q/k/v/o and MLPs with their biases, '
+            'zero padding to the widest head and MLP included; the unembedding is a '
+            'fixed projection, not a parameter); params_nonzero counts nonzero weights'
+        ),
     )
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, 'w') as f:

@@ -8,9 +8,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TTC = [str(Path(sys.executable).parent / 'ttc')]  # the installed console script
 
-# The tests train tiny networks, in this process and in the subprocesses it starts: one thread each, as `make nbtest` runs
-# the notebooks. Several threads per process only contend for the cores (a run on 2 busy cores took 17 times as long).
-# Set before anything imports torch.
+# The tests train tiny networks, in this process and in the subprocesses it starts: one thread each,
+# as `make nbtest` runs the notebooks. Several threads per process only contend for the cores (a run
+# on 2 busy cores took 17 times as long). Set before anything imports torch.
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 
@@ -22,20 +22,23 @@ def ttc(*args, cwd=None, **kw):
     )
 
 
+# Meant for `f`s that wait on a subprocess.
 def concurrently(f, items):
-    "`f(item)` for each of `items`, as many at a time as there are cores (for `f`s that wait on a subprocess); the results, in order."
+    "`f(item)` for each of `items`, as many at a time as there are cores; the results, in order."
     with ThreadPoolExecutor(os.cpu_count() or 1) as ex:
         return list(ex.map(f, items))
 
 
+# Runs as many at a time as there are cores.
 def ttc_many(*calls):
-    "`ttc(*args)` for each `args` of `calls`, as many at a time as there are cores; the CompletedProcesses, in order."
+    "The CompletedProcesses of `ttc(*args)` for each `args` of `calls`, in order."
     return concurrently(lambda args: ttc(*args), calls)
 
 
+# The run is trained once a session; only read it.
 @pytest.fixture(scope='session')
 def uninterrupted(tmp_path_factory):
-    "`uninterrupted(*args)`: the run directory of `ttc *args --out DIR`, trained to its end once a session; only read it."
+    "`uninterrupted(*args)`: the run directory of `ttc *args --out DIR`, trained to its end."
     runs = {}
 
     def run(*args):

@@ -1,4 +1,6 @@
-"`ttc atlas` as a user meets it: the table of the committed headline runs, a row for every method, and one-line errors."
+"""`ttc atlas` as a user meets it: the table of the committed headline runs, and one-line errors.
+
+The table has a row for every method."""
 
 import json
 from conftest import ttc, ROOT

@@ -1,4 +1,6 @@
-"Checkpoints are written atomically: a process killed while saving never leaves a partial checkpoint."
+"""Checkpoints are written atomically.
+
+A process killed while saving never leaves a partial checkpoint."""
 
 import signal
 import subprocess

@@ -1,4 +1,6 @@
-"The `ttc` command line as a user meets it: exit codes, one-line errors, and a run from start to report."
+"""The `ttc` command line as a user meets it.
+
+Exit codes, one-line errors, and a run from start to report."""
 
 import json
 import pytest
@@ -24,7 +26,10 @@ def test_help():
 def test_list_names_every_experiment_with_presets():
     r = ttc('list')
     assert r.returncode == 0
-    assert any(l.startswith('prefix-parity') and '[ci|cpu|gpu]' in l for l in r.stdout.splitlines())
+    assert any(
+        line.startswith('prefix-parity') and '[ci|cpu|gpu]' in line
+        for line in r.stdout.splitlines()
+    )
 
 
 USER_ERRORS = [

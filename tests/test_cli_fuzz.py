@@ -1,5 +1,7 @@
-"""Random command lines drawn from `ttc`'s grammar, good and bad, each end in exit code 0, or in exit code 2 with exactly one line
-on standard error: never a traceback, never another exception. `run` is drawn with `--dry-run`, which checks everything and trains nothing."""
+"""Random command lines drawn from `ttc`'s grammar, good and bad, each end in exit code 0 or 2.
+
+Exit code 2 comes with exactly one line on standard error: never a traceback, never another
+exception. `run` is drawn with `--dry-run`, which checks everything and trains nothing."""
 
 import contextlib
 import dataclasses

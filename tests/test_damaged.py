@@ -1,4 +1,6 @@
-"A run directory from anyone is safe to open, and each of its files, missing or damaged, gets one line: which file, what is wrong, what to do."
+"""A run directory from anyone is safe to open, and each file missing or damaged gets one line.
+
+The line of each of its files, missing or damaged, says which file, what is wrong, what to do."""
 
 import contextlib
 import io
@@ -46,8 +48,8 @@ def one_line_error(res, *needles):
 def records(run):
     "The run's metric records without their wall-clock times."
     return [
-        {k: v for k, v in json.loads(l).items() if k != 'time'}
-        for l in (run / 'metrics.jsonl').read_text().splitlines()
+        {k: v for k, v in json.loads(line).items() if k != 'time'}
+        for line in (run / 'metrics.jsonl').read_text().splitlines()
     ]
 
 
@@ -69,9 +71,10 @@ class StopAfter(Stop):
         return self.reason
 
 
+# The stopped run has its checkpoints at 10 (previous) and 12 (latest).
 @pytest.fixture(scope='module')
 def runs(tmp_path_factory):
-    "A finished run, and the same run stopped at update 12, with its checkpoints at 10 (previous) and 12 (latest)."
+    "A finished run, and the same run stopped at update 12."
     root = tmp_path_factory.mktemp('runs')
     run_experiment('prefix-parity', 'ci', SETS, out=root / 'finished', device='cpu', quiet=True)
     with pytest.raises(Stopped):
@@ -247,13 +250,15 @@ def config_with(run, **change):
         (
             'not a config',
             [
-                'config.json is damaged (not what ttc writes there): train the run again with ttc run'
+                'config.json is damaged (not what ttc writes there): '
+                'train the run again with ttc run'
             ],
         ),
         (
             'out of range',
             [
-                'config.json records a config that prefix-parity does not allow (width must be an integer of at least 1, got -5)'
+                'config.json records a config that prefix-parity does not '
+                'allow (width must be an integer of at least 1, got -5)'
             ],
         ),
         (
@@ -349,8 +354,9 @@ def test_dry_run_prints_the_config_and_creates_nothing(tmp_path):
     assert not (tmp_path / 'run').exists()
 
 
+# Older: from before the random states were tensors, with NumPy's state as NumPy holds it.
 def old_checkpoint(path):
-    "Rewrite the checkpoint at `path` as runs in one process wrote it before the random states were tensors: NumPy's state as NumPy holds it."
+    "Rewrite the checkpoint at `path` as an older run in one process wrote it."
     c = load_checkpoint(path)
     rng = c['rng'][0]
     name, keys, *rest = rng['numpy']

@@ -1,4 +1,6 @@
-"Data-parallel training in 2 CPU processes (gloo), started by torchrun through `ttc run --nproc 2` or directly."
+"""Data-parallel training in 2 CPU processes (gloo).
+
+The processes are started by torchrun through `ttc run --nproc 2` or directly."""
 
 import json
 import os
@@ -19,7 +21,8 @@ from ttc_nb.train.fit import loss_fell
 ENV = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true', 'OMP_NUM_THREADS': '1'}
 TORCHRUN = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node=2']
 
-# One script, run by one process on the whole batch or by two on its halves: 3 updates of the prefix-parity network.
+# One script, run by one process on the whole batch or by two on its halves: 3 updates of the
+# prefix-parity network.
 SCRIPT = """
 import sys, torch
 from ttc_nb.core.protocol import *
@@ -32,13 +35,16 @@ from ttc_nb.runs.registry import *
 from ttc_nb.examples.prefix_parity import *
 rank, size = world()
 half = sys.argv[2] == 'half'
-def sample(gen, update):                       # the same 32 strings at each update, split between the processes
+# the same 32 strings at each update, split between the processes
+def sample(gen, update):
     x, y = prefix_parity_batch(32, 8, torch.Generator().manual_seed(update))
     n = 32 // (2 if half else size)
     return x[rank * n:(rank + 1) * n], y[rank * n:(rank + 1) * n]
 seed_everything(0)
 net = PrefixParityNet(8)
-fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]), TrainConfig(updates=3), log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True, curriculum=True)
+fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]),
+    TrainConfig(updates=3), log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True,
+    curriculum=True)
 leave()
 """
 
@@ -73,8 +79,9 @@ def test_two_half_batches_update_as_one_whole_batch(tmp_path):
     )  # half a batch alone is not the same
 
 
-# leave() ends a torchrun process at once: DDP keeps its process group, and with it gloo's worker threads, alive in C++, and
-# one of them that still frees a finished operation's tensors during the interpreter's teardown aborts the process (a rare race).
+# leave() ends a torchrun process at once: DDP keeps its process group, and with it gloo's worker
+# threads, alive in C++, and one of them that still frees a finished operation's tensors during the
+# interpreter's teardown aborts the process (a rare race).
 LEAVER = """
 import atexit, sys, torch, torch.distributed as dist
 from ttc_nb.train.processes import world, leave
@@ -104,7 +111,8 @@ def test_leave_exits_at_once_with_the_code(tmp_path, code):
     assert 'teardown ran' not in out and 'after leave' not in out, out
 
 
-# one experiment per setup function: the standard transformer is looped_setup with model='standard', trained as looped-linear is
+# one experiment per setup function: the standard transformer is looped_setup with model='standard',
+# trained as looped-linear is
 FAMILIES = [
     'prefix-parity',
     'act-parity',
@@ -222,9 +230,10 @@ def test_time_limit_stops_both_processes_then_resume(reference, tmp_path):
         timeout=600,
     )
     assert r.returncode == 0, r.stderr
-    lines = [l for l in r.stderr.splitlines() if l.startswith('ttc: ')]
+    lines = [line for line in r.stderr.splitlines() if line.startswith('ttc: ')]
     assert lines == [
-        f'ttc: time limit reached: stopped at update 1 of {UPDATES}, checkpoint saved; resume with: ttc run --resume --out {out}'
+        f'ttc: time limit reached: stopped at update 1 of {UPDATES}, '
+        f'checkpoint saved; resume with: ttc run --resume --out {out}'
     ], r.stderr
     r = subprocess.run(
         [*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'],

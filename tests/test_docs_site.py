@@ -1,10 +1,13 @@
-"""The documentation site: built offline, then every page loaded in one headless Chromium at a desktop's width (1280
-pixels) and a phone's (390) and checked: the pages are the notebooks' (titled as their notebooks) and the API page,
-and nothing else; links resolve; every Markdown table became a table; no page scrolls sideways; no code block scrolls
-sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's whole width; a figure shrunk to fit
-opens at full size; nowhere "Call self as a function.". Each check is shown to catch a made-up bad page.
-One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures wider than 1.5 times
-the column, which a reader must open to read)."""
+"""The documentation site: built offline, every page loaded in headless Chromium and checked.
+
+Every page is loaded in one headless Chromium at a desktop's width (1280 pixels) and a phone's (390)
+and checked: the pages are the notebooks' (titled as their notebooks) and the API page, and nothing
+else; links resolve; every Markdown table became a table; no page scrolls sideways; no code block
+scrolls sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's whole width;
+a figure shrunk to fit opens at full size; nowhere "Call self as a function.". Each check is shown
+to catch a made-up bad page.
+One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures
+wider than 1.5 times the column, which a reader must open to read)."""
 
 import base64
 import json
@@ -15,7 +18,6 @@ import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urlparse, unquote
 import pytest
 from conftest import ROOT
@@ -36,8 +38,9 @@ SHOTS = ROOT / '_build' / 'screenshots'
 MAX_SHOT = 12_000  # pixels of a page's height in its screenshot: the longest pages are cut there
 
 
+# nbdev names a page after its notebook without the number, titles it by its `# Title` cell.
 def notebook_pages():
-    "{page: title} of the notebooks in nbs/: nbdev names a page after its notebook without the number, titles it by its `# Title` cell."
+    "{page: title} of the notebooks in nbs/."
     out = {}
     for p in sorted((ROOT / 'nbs').glob('*.ipynb')):
         heads = [
@@ -85,49 +88,67 @@ class Page(HTMLParser):
             self.h1[-1] += d
 
 
-# What a page shows once loaded and its scripts have run (KaTeX at DOMContentLoaded, mkdocs-material and figures.js at load).
+# What a page shows once loaded and its scripts have run (KaTeX at DOMContentLoaded, mkdocs-material
+# and figures.js at load).
 PROBE = r"""(async () => {
   await new Promise(r => setTimeout(r, 100));
   const root = document.documentElement, vw = root.clientWidth;
-  const visible = e => e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
+  const visible = e =>
+    e && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== 'hidden';
   const label = e => ((e && e.textContent) || '').trim().replace(/\s+/g, ' ').slice(0, 60);
   const prompts = [...document.querySelectorAll('[class*="Prompt"]')].filter(visible).map(label);
   const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   for (let n; (n = walk.nextNode());)
-    if (/^(In|Out)\s*\[[\d\s]*\]:?$/.test(n.textContent.trim()) && visible(n.parentElement)) prompts.push(n.textContent.trim());
-  const stiff = [];                 // code that scrolls sideways although each of its words would fit: it does not wrap
+    if (/^(In|Out)\s*\[[\d\s]*\]:?$/.test(n.textContent.trim()) && visible(n.parentElement))
+      prompts.push(n.textContent.trim());
+  // code that scrolls sideways although each of its words would fit: it does not wrap
+  const stiff = [];
   for (const p of document.querySelectorAll('pre')) {
     if (!visible(p) || p.scrollWidth <= p.clientWidth + 1) continue;
-    const s = getComputedStyle(p), room = p.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
+    const s = getComputedStyle(p);
+    const room = p.clientWidth - parseFloat(s.paddingLeft) - parseFloat(s.paddingRight);
     const words = new Set(p.textContent.split(/\s+/)), ruler = document.createElement('span');
     ruler.style.whiteSpace = 'pre'; (p.querySelector('code') || p).appendChild(ruler);
     let widest = 0;
-    for (const w of words) { ruler.textContent = w; widest = Math.max(widest, ruler.getBoundingClientRect().width); }
+    for (const w of words) {
+      ruler.textContent = w;
+      widest = Math.max(widest, ruler.getBoundingClientRect().width);
+    }
     ruler.remove();
     if (widest <= room + 1) stiff.push(label(p));
   }
-  const boxes = '.jupyter-wrapper .jp-InputArea-editor, .jupyter-wrapper .jp-RenderedMarkdown > pre, .md-content__inner > pre';
+  const boxes = '.jupyter-wrapper .jp-InputArea-editor, '
+    + '.jupyter-wrapper .jp-RenderedMarkdown > pre, .md-content__inner > pre';
   const narrow = [...document.querySelectorAll(boxes)].filter(visible)
-    .filter(b => { const r = b.getBoundingClientRect();
-                   if (r.left > 1 || r.right < vw - 1) return true;
-                   for (let a = b.parentElement; a; a = a.parentElement) {     // or an ancestor clips it to less
-                     const ra = a.getBoundingClientRect();
-                     if (getComputedStyle(a).overflowX !== 'visible' && (ra.left > 1 || ra.right < vw - 1)) return true;
-                   }
-                   return false; })
+    .filter(b => {
+      const r = b.getBoundingClientRect();
+      if (r.left > 1 || r.right < vw - 1) return true;
+      // or an ancestor clips it to less
+      for (let a = b.parentElement; a; a = a.parentElement) {
+        const ra = a.getBoundingClientRect();
+        if (getComputedStyle(a).overflowX !== 'visible' && (ra.left > 1 || ra.right < vw - 1))
+          return true;
+      }
+      return false;
+    })
     .map(label);
   const heads = [...document.querySelectorAll('.md-content h1, .md-content h2, .md-content h3')];
   const imgs = [...document.querySelectorAll('.md-content img')].filter(visible);
   const shrunk = imgs.filter(i => i.naturalWidth > i.clientWidth + 1);
-  const figures = imgs.map(i => [label(heads.filter(h => h.compareDocumentPosition(i) & Node.DOCUMENT_POSITION_FOLLOWING).pop()),
-                                 i.src.startsWith('data:') ? '' : i.getAttribute('src'), i.naturalWidth, i.naturalHeight]);
-  shrunk.forEach(i => i.click());   // each opened at full size: it scrolls in its own box, not the page
+  const figures = imgs.map(i => [
+    label(heads.filter(h => h.compareDocumentPosition(i) & Node.DOCUMENT_POSITION_FOLLOWING).pop()),
+    i.src.startsWith('data:') ? '' : i.getAttribute('src'), i.naturalWidth, i.naturalHeight]);
+  // each opened at full size: it scrolls in its own box, not the page
+  shrunk.forEach(i => i.click());
   const zoomed = root.scrollWidth;  // (reading it lays the page out again)
   shrunk.forEach(i => i.click());
-  return {href: location.href, page: [Math.max(root.scrollWidth, zoomed), vw], prompts, stiff, narrow,
-          unzoomable: shrunk.filter(i => !i.classList.contains('zoomable')).map(i => i.getAttribute('src').slice(0, 60)),
+  return {href: location.href, page: [Math.max(root.scrollWidth, zoomed), vw],
+          prompts, stiff, narrow,
+          unzoomable: shrunk.filter(i => !i.classList.contains('zoomable'))
+                            .map(i => i.getAttribute('src').slice(0, 60)),
           figures, column: (document.querySelector('.md-content__inner') || root).clientWidth,
-          tables: document.querySelectorAll('table').length, call_self: root.outerHTML.includes('Call self as a function.'),
+          tables: document.querySelectorAll('table').length,
+          call_self: root.outerHTML.includes('Call self as a function.'),
           height: root.scrollHeight};
 })()"""
 
@@ -152,7 +173,8 @@ def problems(r):
     return {check: found for check, f in CHECKS.items() if (found := f(r))}
 
 
-# Markdown tables: a header row then a delimiter row (`|---|:-:|`), outside fenced code; HTML tables: `<table`.
+# Markdown tables: a header row then a delimiter row
+# (`|---|:-:|`), outside fenced code; HTML tables: `<table`.
 DELIMITER = re.compile(r'^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$')
 
 
@@ -164,8 +186,9 @@ def tables_in_markdown(md):
     ) + md.count('<table')
 
 
+# A notebook asks for tables in its Markdown cells, its Markdown outputs and its HTML outputs.
 def tables_in_source(nb):
-    "The tables a processed notebook asks for: in its Markdown cells, its Markdown outputs and its HTML outputs."
+    "The tables a processed notebook asks for."
     n = 0
     for c in nb['cells']:
         if c['cell_type'] == 'markdown':
@@ -179,8 +202,9 @@ def tables_in_source(nb):
     return n
 
 
+# Every page loads in it, without a browser process each.
 class Browser:
-    "One headless Chromium driven over its DevTools pipe: every page loads in it, without a browser process each."
+    "One headless Chromium driven over its DevTools pipe."
 
     def __init__(self, profile):
         to_chrome, self.w = os.pipe()
@@ -220,8 +244,9 @@ class Browser:
         msg, self.buf = self.buf.split(b'\0', 1)
         return json.loads(msg)
 
+    # The pages' load events that arrive meanwhile are kept.
     def send(self, method, session=None, **params):
-        "Send one DevTools command and return its result; the pages' load events that arrive meanwhile are kept."
+        "Send one DevTools command and return its result."
         self.n += 1
         os.write(
             self.w,
@@ -245,8 +270,9 @@ class Browser:
                 self.loads.append(m['sessionId'])
         return self.loads.pop(0)
 
+    # A phone's scrollbars take no room of the tab's width.
     def open(self, url, width):
-        "Start loading `url` in a new tab `width` pixels wide (a phone's scrollbars take no room); its session and target ids."
+        "Start loading `url` in a new tab `width` pixels wide; its session and target ids."
         target = self.send('Target.createTarget', url='about:blank')['targetId']
         session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
         self.send(
@@ -264,9 +290,10 @@ class Browser:
         assert 'errorText' not in r, (url, r['errorText'])
         return session, target
 
+    # {(url, width): what PROBE found, plus the page's HTML at desktop width}; a screenshot of the
+    # page, down to MAX_SHOT pixels, saved as `shot` if given.
     def visit(self, jobs, k=2):
-        """{(url, width): what PROBE found, plus the page's HTML at desktop width} for each `(url, width, shot)` of `jobs`,
-        `k` pages loading at a time; a screenshot of the page, down to MAX_SHOT pixels, saved as `shot` if given."""
+        "What PROBE found for each `(url, width, shot)` of `jobs`, `k` pages loading at a time."
         out, todo, loading = {}, list(jobs), {}
         while todo or loading:
             while todo and len(loading) < k:
@@ -309,9 +336,10 @@ class Browser:
         self.p.wait(timeout=60)
 
 
+# The browser is for the made-up bad pages.
 @pytest.fixture(scope='module')
 def site(tmp_path_factory):
-    "The site, built once; each page as headless Chromium showed it at each width; the browser, for the made-up bad pages."
+    "The site, built once; each page as headless Chromium showed it at each width; the browser."
     if not CHROMIUM:
         pytest.fail('chromium is not installed: apt-get install chromium (.ci/run does)')
     subprocess.run([sys.executable, str(ROOT / 'tools' / 'docs.py'), 'site'], cwd=ROOT, check=True)
@@ -371,7 +399,8 @@ def test_links_resolve(site):
 
 def test_every_markdown_table_is_rendered(site, tmp_path):
     docs, shown, browser = site
-    # The check: a row whose code span holds a bare `|` has a column too many, and the renderer drops the whole table.
+    # The check: a row whose code span holds a bare `|` has a column too many, and the renderer
+    # drops the whole table.
     bad = tmp_path / 'bad.ipynb'
     bad.write_text(
         json.dumps(
@@ -381,7 +410,9 @@ def test_every_markdown_table_is_rendered(site, tmp_path):
                         'cell_type': 'markdown',
                         'id': 'bad',
                         'metadata': {},
-                        'source': '| target | what |\n|---|---|\n| `make slow` | runs `#| slow` cells |',
+                        'source': (
+                            '| target | what |\n|---|---|\n| `make slow` | runs `#| slow` cells |'
+                        ),
                     }
                 ],
                 'metadata': {},
@@ -409,7 +440,7 @@ def test_every_markdown_table_is_rendered(site, tmp_path):
 def test_math_is_rendered(site):
     _, shown, _ = site
     assert (
-        'class="katex"' in shown['act.html']['desktop']['html']
+        'class="katex"' in shown['act.model.html']['desktop']['html']
     )  # "The halting arithmetic": the paper's equations
 
 
@@ -423,14 +454,19 @@ def test_hidden_cells_and_directives_are_not_shown(site):
         assert 'show_doc(' not in html, name  # echo: false cells show their output only
 
 
+# Each check is tried at both widths where it applies.
 def test_checks_catch_a_bad_page(site, tmp_path):
-    "Each check of `CHECKS` finds what it looks for on a page made to have it, at both widths where it applies."
+    "Each check of `CHECKS` finds what it looks for on a page made to have it."
     docs, _, browser = site
     img = next(p for p in (docs / 'results').rglob('*.png'))
     bad = tmp_path / 'bad.html'
-    bad.write_text(f'''<!doctype html><html><head><meta name="viewport" content="width=device-width"></head><body>
-      <div class="md-content"><article class="md-content__inner md-typeset" style="margin: 0 16px"><div class="jupyter-wrapper">
-        <div class="jp-Cell"><div class="jp-InputPrompt">In [1]:</div><div class="jp-InputArea-editor"><pre>x = 1</pre></div></div>
+    bad.write_text(f'''<!doctype html><html>
+      <head><meta name="viewport" content="width=device-width"></head>
+      <body><div class="md-content">
+      <article class="md-content__inner md-typeset" style="margin: 0 16px">
+      <div class="jupyter-wrapper">
+        <div class="jp-Cell"><div class="jp-InputPrompt">In [1]:</div>
+          <div class="jp-InputArea-editor"><pre>x = 1</pre></div></div>
         <pre style="white-space: pre">{'x = 1  ' * 300}</pre>
         <img src="{img.as_uri()}" style="max-width: 100px">
         <div style="width: 2000px">wide</div><p>Call self as a function.</p>
@@ -440,10 +476,13 @@ def test_checks_catch_a_bad_page(site, tmp_path):
     assert set(problems(seen[bad.as_uri(), WIDTHS['desktop']])) == set(CHECKS) - {
         "code does not use a phone's whole width"
     }
-    # A code box that reaches both edges of a phone's screen but sits in a box that clips it to the column.
+    # A code box that reaches both edges of a phone's
+    # screen but sits in a box that clips it to the column.
     clipped = tmp_path / 'clipped.html'
-    clipped.write_text("""<!doctype html><html><body style="margin: 0"><article style="margin: 0 16px"><div class="jupyter-wrapper">
-      <div style="overflow: auto"><div class="jp-InputArea-editor" style="margin: 0 -16px"><pre>x = 1</pre></div></div>
+    clipped.write_text("""<!doctype html><html><body style="margin: 0">
+      <article style="margin: 0 16px"><div class="jupyter-wrapper">
+      <div style="overflow: auto">
+        <div class="jp-InputArea-editor" style="margin: 0 -16px"><pre>x = 1</pre></div></div>
       </div></article></body></html>""")
     seen = browser.visit([(clipped.as_uri(), WIDTHS['phone'], None)])
     assert set(problems(seen[clipped.as_uri(), WIDTHS['phone']])) == {
@@ -462,8 +501,9 @@ def test_every_page_at_both_widths(site):
     assert not failed, json.dumps(failed, indent=1)
 
 
+# The figures wider than 1.5 times the column are listed for their notebooks' owners.
 def test_screenshots_and_wide_figures(site):
-    "A screenshot of every page at each width; the figures wider than 1.5 times the column listed for their notebooks' owners."
+    "A screenshot of every page at each width, and a list of the figures too wide for the column."
     _, shown, _ = site
     for name in shown:
         for width in WIDTHS:
@@ -472,12 +512,12 @@ def test_screenshots_and_wide_figures(site):
                 width,
             )
     wide = [
-        f"{name}: {w} x {h} px ({w / r['column']:.1f} times the {r['column']} px column), under '{head}'"
-        + (f' ({src})' if src else '')
+        f'{name}: {w} x {h} px ({w / r["column"]:.1f} '
+        f"times the {r['column']} px column), under '{head}'" + (f' ({src})' if src else '')
         for name, rs in shown.items()
         for r in [rs['desktop']]
         for head, src, w, h in r['figures']
         if w > 1.5 * r['column']
     ]
-    (SHOTS / 'wide_figures.txt').write_text(''.join(l + '\n' for l in wide))
+    (SHOTS / 'wide_figures.txt').write_text(''.join(line + '\n' for line in wide))
     print('\n'.join(['figures wider than 1.5 times the column:'] + wide))

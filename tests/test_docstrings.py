@@ -1,4 +1,6 @@
-"Every exported name and every public method of an exported class has a docstring of its own, as show_doc shows it, in plain words: no LaTeX, no stray Markdown emphasis."
+"""Every exported name and every public method of an exported class has a docstring of its own.
+
+Its own as show_doc shows it, in plain words: no LaTeX, no stray Markdown emphasis."""
 
 import importlib
 import inspect
@@ -15,14 +17,16 @@ _code_span = re.compile(r'(`+).+?\1')
 _emphasis = re.compile(r'(?:^|[\s(\[{])\*+(?=[^\s*])')  # a `*` that opens Markdown emphasis
 
 
+# The entry may be a method, static or class method, or a property's getter.
 def own(v):
-    "The function behind a class's `__dict__` entry `v` (a method, static or class method, or a property's getter), or None."
+    "The function behind a class's `__dict__` entry `v`, or None."
     v = getattr(v, '__func__', None) or getattr(v, 'fget', None) or v
     return v if inspect.isfunction(v) else None
 
 
+# Each as (`module.Name[.method]`, its own docstring).
 def documented():
-    "Each exported callable and each public method of an exported class, as (`module.Name[.method]`, its own docstring)."
+    "Each exported callable and each public method of an exported class, with its own docstring."
     out = []
     for mod in sorted(d['syms']):
         m = importlib.import_module(mod)
@@ -53,8 +57,10 @@ def test_no_latex_in_docstrings():
     assert not bad, 'LaTeX in docstrings:\n' + '\n'.join(bad)
 
 
+# A `*` that opens emphasis (after a space or bracket, before
+# a word) is residue; `n*n`, `a * b` and z* are maths.
 def test_no_markdown_emphasis():
-    "show_doc prints a docstring's `*` as it is: one that opens emphasis (after a space or bracket, before a word) is residue; `n*n`, `a * b` and z* are maths."
+    "show_doc prints a docstring's `*` as it is: none may open emphasis."
     bad = [f'{n}: {doc}' for n, doc in DOCS if _emphasis.search(_code_span.sub('', doc))]
     assert not bad, 'Markdown emphasis in docstrings:\n' + '\n'.join(bad)
 

@@ -1,4 +1,6 @@
-"`benchmarks/gpu_time.py`: what its counter counts, the upper bounds it takes, and the file it writes (the committed estimates included)."
+"""`benchmarks/gpu_time.py`: what its counter counts, the upper bounds it takes, the file it writes.
+
+The file it writes includes the committed estimates."""
 
 import json
 import subprocess

@@ -1,5 +1,7 @@
-"""A run killed with SIGKILL at 30 random moments, some of them in the middle of a checkpoint's or the log's write, and resumed after each,
-ends with the weights and the metrics log of a run never interrupted."""
+"""A run killed with SIGKILL at 30 random moments and resumed after each ends as if uninterrupted.
+
+Some of the moments fall in the middle of a checkpoint's or the log's write. The run ends with the
+weights and the metrics log of a run never interrupted."""
 
 import json
 import os
@@ -13,7 +15,8 @@ from conftest import ROOT
 from ttc_nb.train.files import load_checkpoint, previous
 
 KILLS, UPDATES = 30, 1000  # long enough that 30 short stretches of training never reach the end
-# A checkpoint at every update, so that a good share of the run is spent writing them; evaluations every 25 updates.
+# A checkpoint at every update, so that a good share of the
+# run is spent writing them; evaluations every 25 updates.
 RUN = [
     'prefix-parity',
     '--preset',
@@ -28,11 +31,13 @@ RUN = [
     'cpu',
 ]
 
-# A `ttc` process spends seconds importing before it trains. The server imports once, then forks a `ttc` process for each
-# line it reads, ready at once, and prints its id: 31 runs cost seconds, not minutes. The kernel reaps the forked processes.
+# A `ttc` process spends seconds importing before it trains. The server imports once, then forks a
+# `ttc` process for each line it reads, ready at once, and prints its id: 31 runs cost seconds, not
+# minutes. The kernel reaps the forked processes.
 SERVER = """
 import os, sys, json, signal, traceback
-import torch._dynamo, matplotlib.pyplot           # imported by the optimiser and the plots on first use: once, here
+# imported by the optimiser and the plots on first use: once, here
+import torch._dynamo, matplotlib.pyplot
 from ttc_nb.cli import main, load_modules
 load_modules()
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
@@ -116,8 +121,8 @@ def wait_for(pid, seen, timeout):
 def records(run):
     "The run's metric records without their wall-clock times, which no two runs share."
     return [
-        {k: v for k, v in json.loads(l).items() if k != 'time'}
-        for l in (run / 'metrics.jsonl').read_text().splitlines()
+        {k: v for k, v in json.loads(line).items() if k != 'time'}
+        for line in (run / 'metrics.jsonl').read_text().splitlines()
     ]
 
 

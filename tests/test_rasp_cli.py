@@ -1,5 +1,6 @@
-"""`ttc rasp` as a user meets it: values on stdout, one JSON line with --json, the analysis, a REPL on standard input,
-and errors as the message with exit code 2, never a traceback."""
+"""`ttc rasp` as a user meets it: values on stdout, one JSON line with --json, the analysis.
+
+Also a REPL on standard input, and errors as the message with exit code 2, never a traceback."""
 
 import json
 from conftest import ttc
@@ -45,9 +46,10 @@ def test_standard_input():
 
 
 def test_analyse_json():
-    # By hand, from the program (rasp_lang.PROGRAMS['hist2_bos']): layer 1 attends with two different selectors of tokens
-    # and indices alone, `hist`'s select(tokens, tokens, ==) and has_earlier_copy_bos's (tokens ==) and (indices <); layer 2
-    # with `same_count`, which reads both results: heads [2, 1].
+    # By hand, from the program (rasp_lang.PROGRAMS['hist2_bos']): layer 1 attends with two
+    # different selectors of tokens and indices alone, `hist`'s select(tokens, tokens, ==) and
+    # has_earlier_copy_bos's (tokens ==) and (indices <); layer 2 with `same_count`, which reads
+    # both results: heads [2, 1].
     r = ttc('rasp', 'lib:hist2_bos', '--analyse', '--json', '--name', 'hist2_bos')
     assert json.loads(r.stdout) == {'layers': 2, 'heads': [2, 1], 'sops': {'hist2_bos': 2}}
 

@@ -1,4 +1,7 @@
-"The compiled RASP programs equal the interpreter: each library program that compiles to a model small enough for CI, on random inputs at a small size; and what the compiler refuses, it names."
+"""The compiled RASP programs equal the interpreter, and what the compiler refuses, it names.
+
+Each library program that compiles to a model small enough for CI is checked on random inputs at a
+small size."""
 
 import numpy as np
 import pytest

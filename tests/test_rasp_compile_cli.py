@@ -1,6 +1,8 @@
-"""`ttc rasp --compile` as a user meets it: the compiled transformers print what the interpreter prints, `--analyse`
-prints the compiled model's shape, the user's mistakes exit with one line and code 2, and without `--compile` the command
-still starts without PyTorch."""
+"""`ttc rasp --compile` as a user meets it.
+
+The compiled transformers print what the interpreter prints, `--analyse` prints the compiled model's
+shape, the user's mistakes exit with one line and code 2, and without `--compile` the command still
+starts without PyTorch."""
 
 import json
 import subprocess
@@ -89,7 +91,10 @@ def test_errors_exit_2_with_one_line(tmp_path):
 
 def imports_torch(*argv, stdin='') -> bool:
     "Whether `ttc ARGV` imports PyTorch, run in a fresh Python."
-    code = f'import sys\nfrom ttc_nb.cli import main\nmain({list(argv)!r})\nprint("torch" in sys.modules, file=sys.stderr)'
+    code = (
+        f'import sys\nfrom ttc_nb.cli import main\nmain({list(argv)!r})\n'
+        'print("torch" in sys.modules, file=sys.stderr)'
+    )
     r = subprocess.run([sys.executable, '-c', code], input=stdin, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return r.stderr.splitlines()[-1] == 'True'

@@ -1,7 +1,9 @@
-"""The RASP parser and interpreter under random input: random bytes, random token soups, mutilated library programs (and
-the reference's example programs) and random well-formed programs, with the whole of the reference's language: loops,
-comprehensions, dicts, indexing, several values, the REPL's commands. Nothing may fail with anything but a RASPError,
-which names a line and column."""
+"""The RASP parser and interpreter under random input fail with nothing but a located RASPError.
+
+The input: random bytes, random token soups, mutilated library programs (and the reference's example
+programs) and random well-formed programs, with the whole of the reference's language: loops,
+comprehensions, dicts, indexing, several values, the REPL's commands. Nothing may fail with anything
+but a RASPError, which names a line and column."""
 
 import random
 import re
@@ -86,8 +88,9 @@ TOKENS = [
 ]
 
 
+# It must say where when it comes from the text.
 def run(text, xs='§ab(a)'):
-    "Parse, run and evaluate `text`: only RASPError may escape, and it must say where when it comes from the text."
+    "Parse, run and evaluate `text`: only RASPError may escape."
     try:
         Program(text, LIB)(xs)
     except RASPError as e:
@@ -115,9 +118,10 @@ SOURCES = {
 }
 
 
+# The programs: the library's (with the prelude, as text) and two of the reference's examples.
 @pytest.mark.parametrize('name', sorted(SOURCES))
 def test_mutilated_programs(name):
-    "Library programs (with the prelude, as text) and two of the reference's examples, with tokens deleted, duplicated, swapped or replaced."
+    "Programs with tokens deleted, duplicated, swapped or replaced."
     rng = random.Random(name)
     toks = re.findall(r'"[^"]*"|\w+|[^\s\w]', SOURCES[name])
     for _ in range(60):
@@ -146,7 +150,9 @@ def expression(rng, depth):
     return rng.choice(
         [
             lambda: (
-                f'({e()} {rng.choice(["+", "-", "*", "/", "%", "^", "==", "<", ">=", "!=", "and", "or"])} {e()})'
+                f'({e()} '
+                f'{rng.choice(["+", "-", "*", "/", "%", "^", "==", "<", ">=", "!=", "and", "or"])} '
+                f'{e()})'
             ),
             lambda: f'(not {e()})',
             lambda: f'(-{e()})',
@@ -180,12 +186,22 @@ def expression(rng, depth):
 @pytest.mark.parametrize('seed', range(6))
 def test_random_programs(seed):
     rng = random.Random(seed)
+    repl_commands = [
+        'set example [1, 2]',
+        'examples off',
+        'full seq display on',
+        'show example',
+        '',
+    ]
     for _ in range(120):
         text = (
-            f's = select(indices, indices, <=);\nv = indices;\ndef g(a) {{ b = {expression(rng, 2)}; return a; }}\n'
-            f'def h(a) {{ for i in {rng.choice(["range(2)", "[1, 2]", "{1: 2}", "s"])} {{ a = {expression(rng, 1)}; }} return a, i; }}\n'
-            f'{rng.choice(["set example [1, 2]", "examples off", "full seq display on", "show example", ""])}\n'
-            f'y = {expression(rng, 3)};\nz, w = {expression(rng, 2)}, {expression(rng, 1)};\np, q = h({expression(rng, 1)});\n'
+            's = select(indices, indices, <=);\nv = indices;\n'
+            f'def g(a) {{ b = {expression(rng, 2)}; return a; }}\n'
+            f'def h(a) {{ for i in {rng.choice(["range(2)", "[1, 2]", "{1: 2}", "s"])} '
+            f'{{ a = {expression(rng, 1)}; }} return a, i; }}\n'
+            f'{rng.choice(repl_commands)}\n'
+            f'y = {expression(rng, 3)};\nz, w = {expression(rng, 2)}, '
+            f'{expression(rng, 1)};\np, q = h({expression(rng, 1)});\n'
             f'{expression(rng, 2)};\nr = out;'
         )
         run(text, rng.choice(['§ab', 'abc', 'x', 'hello world']))
@@ -202,8 +218,9 @@ def test_deep_nesting_is_an_error():
             Program(text)
 
 
+# The statement is over the s-op x and the constant k.
 def statement(rng):
-    "A random well-typed statement of the reference's language beyond the paper's, over the s-op x and the constant k."
+    "A random well-typed statement of the reference's language beyond the paper's."
     n = rng.randrange(1, 4)
     return rng.choice(
         [
@@ -225,9 +242,10 @@ def statement(rng):
     )
 
 
+# Beyond the paper's: its loops, comprehensions, dicts, indexing and several values.
 @pytest.mark.parametrize('seed', range(4))
 def test_random_well_typed_programs(seed):
-    "Programs that use the reference's loops, comprehensions, dicts, indexing and several values correctly run without error."
+    "Programs that use the reference's language beyond the paper's correctly run without error."
     rng = random.Random(seed)
     for _ in range(40):
         text = 'x = indices; k = 1;\ndef two(s) { return s + 1, s * 2; }\n' + '\n'.join(

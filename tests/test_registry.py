@@ -1,4 +1,6 @@
-"The experiment registry and config overrides; and every registered experiment's `ci` preset, end to end."
+"""The experiment registry and config overrides.
+
+And every registered experiment's `ci` preset, end to end."""
 
 import dataclasses
 import pytest

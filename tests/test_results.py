@@ -1,10 +1,12 @@
-"The committed results are light: weights-only checkpoints that something loads, logs of at most 200 kB, only the plots a page shows, and a command that rebuilds each run's config."
+"""The committed results are light.
+
+Weights-only checkpoints that something loads, logs of at most 200 kB, only the plots a page shows,
+and a command that rebuilds each run's config."""
 
 import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-import pytest
 import torch
 from conftest import ROOT
 
@@ -55,15 +57,18 @@ NOTEBOOK = [
     "RESULTS = Path('results/m')\nNAMES = ('b', 'c')",
     "for name in ('a',): load_run(RESULTS/name, 'cpu')",  # a loop over a literal tuple
     "for name in NAMES: load_run(RESULTS/name, 'cpu')",  # over a name bound to one
-    "def probe(run): return load_run(Path('results/m')/run)\nx = {k: probe(r) for k, r in {'one': 'sub/d'}.items()}",
-    "if not (RESULTS/'cache.json').exists(): load_run(RESULTS/'e')",  # fills a committed cache: not a load
+    "def probe(run): return load_run(Path('results/m')/run)\n"
+    "x = {k: probe(r) for k, r in {'one': 'sub/d'}.items()}",
+    # fills a committed cache: not a load
+    "if not (RESULTS/'cache.json').exists(): load_run(RESULTS/'e')",
     "runs = {s: load_run(RESULTS/'g'/f'seed={s}') for s in (1, 2)}",  # ints in an f-string
     '!ls results',
 ]
 
 
+# The notebook is `NOTEBOOK`; the run directories are under nbs/results/m.
 def fake_tree(root, runs):
-    "A repository at `root` with one notebook (`NOTEBOOK`) and a run directory under nbs/results/m per name in `runs`."
+    "A repository at `root` with one notebook and a run directory per name in `runs`."
     (root / 'nbs').mkdir(parents=True)
     cells = [
         dict(cell_type='code', source=c, metadata={}, outputs=[], execution_count=None)
@@ -131,7 +136,7 @@ def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_p
     assert (c['update'], c['elapsed'], c['world']) == (3, 1.5, 1) and torch.equal(
         c['model']['w'][:1], torch.tensor([1.0])
     )
-    recs = [json.loads(l) for l in (a / 'metrics.jsonl').read_text().splitlines()]
+    recs = [json.loads(line) for line in (a / 'metrics.jsonl').read_text().splitlines()]
     assert (
         recs[0]['update'] == 1
         and recs[-1]['update'] == 30000
@@ -152,7 +157,8 @@ def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_p
     )
 
 
+# A committed run is read, never retrained: no preset or default may have moved.
 def test_every_committed_run_is_still_built_by_its_preset():
-    "A committed run is read, never retrained: its recorded command must still build its recorded config (no preset or default moved)."
+    "Each committed run's recorded command still builds its recorded config."
     load_modules()
     assert stale_runs(ROOT / 'nbs' / 'results') == {}

@@ -1,4 +1,6 @@
-"A run killed with SIGKILL at a random moment and resumed logs exactly what an uninterrupted run logs."
+"""A run killed with SIGKILL at a random moment and resumed.
+
+It logs exactly what an uninterrupted run logs."""
 
 import json
 import os
@@ -10,8 +12,9 @@ import pytest
 from ttc_nb.train.files import load_latest
 from conftest import TTC, concurrently, ttc
 
-# 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining (update 60) and every step of
-# the looped curriculum (updates 40, 60 and 120) fall inside the run; checkpoints every 25 updates, evaluations every 50.
+# 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining
+# (update 60) and every step of the looped curriculum (updates 40, 60 and 120) fall inside the run;
+# checkpoints every 25 updates, evaluations every 50.
 UPDATES = 150
 RUN = [
     '--preset',
@@ -57,14 +60,15 @@ EXPERIMENTS = {
 def records(run):
     "The run's metric records without their wall-clock times, which no two runs share."
     return [
-        {k: v for k, v in json.loads(l).items() if k != 'time'}
-        for l in (run / 'metrics.jsonl').read_text().splitlines()
+        {k: v for k, v in json.loads(line).items() if k != 'time'}
+        for line in (run / 'metrics.jsonl').read_text().splitlines()
     ]
 
 
+# The wait is short enough that the kill lands in the first half of the training left, as timed by
+# `ref`, the same run uninterrupted: a fast run is still training when killed.
 def kill_delay(ref, seed):
-    """A random wait after the first checkpoint (update 25) of at most 0.5 s, short enough that the kill lands in the first
-    half of the training left, as timed by `ref`, the same run uninterrupted: a fast run is still training when killed."""
+    "A random wait after the first checkpoint (update 25) of at most 0.5 s."
     trained = [
         r['time']
         for r in map(json.loads, (ref / 'metrics.jsonl').read_text().splitlines())
@@ -74,7 +78,7 @@ def kill_delay(ref, seed):
 
 
 def kill_mid_training(args, out, delay):
-    "Start a run, SIGKILL it `delay` seconds after its first checkpoint; return the update it had reached."
+    "Start a run, SIGKILL it `delay` seconds after its first checkpoint; the update it reached."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
     p = subprocess.Popen(
         [*TTC, *args, '--out', str(out)],
@@ -101,13 +105,8 @@ def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path, uninterrupted
     def killed_then_resumed(seed):
         out = tmp_path / f'killed{seed}'
         reached = kill_mid_training(args, out, kill_delay(ref, seed))
-        ck = load_latest(
-            out / 'checkpoint.pt'
-        )[
-            0
-        ][
-            'update'
-        ]  # a kill between moving the old checkpoint aside and writing the new leaves only the old one
+        # a kill between moving the old checkpoint aside and writing the new leaves only the old one
+        ck = load_latest(out / 'checkpoint.pt')[0]['update']
         return out, reached, ck, ttc('run', name, '--out', out, '--resume')
 
     for out, reached, ck, r in concurrently(
@@ -121,8 +120,9 @@ def test_sigkill_then_resume_matches_uninterrupted(name, tmp_path, uninterrupted
         )
 
 
+# `ref`: the same run, uninterrupted.
 def stopped_then_resumed(out, ref, args):
-    "A stopped run's summary says so; resumed, it logs and measures exactly what the uninterrupted run `ref` did."
+    "A stopped run's summary says so; resumed, it logs and measures exactly what `ref` did."
     s = json.loads((out / 'summary.json').read_text())
     assert s['finished'] is False and 0 < s['update'] < UPDATES, s
     r = ttc('run', '--out', out, '--resume')

@@ -1,37 +1,42 @@
-"The library's shape: imports flow one way without a cycle, no public name shadows a builtin or is exported twice, and the notebooks test what they export."
+"""The library's shape: imports, public names, and the notebooks' tests of what they export.
+
+Imports flow one way without a cycle, no public name shadows a builtin or is exported twice, and the
+notebooks test what they export."""
 
 import ast
 import builtins
 import json
 import re
 import sys
-from pathlib import Path
-import pytest
 from conftest import ROOT
 
 LIB, NBS = ROOT / 'ttc_nb', ROOT / 'nbs'
 
-# The layers are the folders, bottom up: a module imports modules of its own package or of lower layers. The
-# foundations are ordered among themselves; a method package imports no other method package, except where one
-# builds on another (BUILDS_ON); `report` reads every method's runs; the command line sits on top.
+# The layers are the folders, bottom up: a module imports modules of its own package or of lower
+# layers. The foundations are ordered among themselves; a method package imports no other method
+# package, except where one builds on another (BUILDS_ON); `report` reads every method's runs; the
+# command line sits on top.
 FOUNDATIONS = ['core', 'train', 'runs']
 TOP = ['report', 'cli']
 BUILDS_ON = {}
 
 
+# For example 'core.protocol', 'cli'.
 def modules(lib=LIB):
-    "Every module of the package under `lib`, as dotted names relative to it: 'core.protocol', 'cli'."
+    "Every module of the package under `lib`, as dotted names relative to it."
     paths = [p for p in lib.rglob('*.py') if p.stem != '__init__' and not p.stem.startswith('_')]
     return sorted('.'.join(p.relative_to(lib).with_suffix('').parts) for p in paths)
 
 
+# For example 'rasp' for 'rasp.compiler.values'.
 def package(m):
-    "The top-level package of module `m` ('rasp' for 'rasp.compiler.values'), or the module itself at the top."
+    "The top-level package of module `m`, or the module itself at the top."
     return m.split('.')[0]
 
 
+# Imports in function bodies are included.
 def imports(path, lib=LIB):
-    "The ttc_nb modules that the module at `path` imports, at any depth of its code (function bodies included)."
+    "The ttc_nb modules that the module at `path` imports, at any depth of its code."
     here = path.relative_to(lib).with_suffix('').parts[:-1]  # the module's package, as folder names
     out = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -77,8 +82,9 @@ def cycle(g):
             return c
 
 
+# The layers: the foundations in order, then the methods, then the top.
 def rank(pkg):
-    "The layer of top-level package `pkg`: the foundations in order, then the methods, then the top."
+    "The layer of top-level package `pkg`."
     if pkg in FOUNDATIONS:
         return FOUNDATIONS.index(pkg)
     if pkg in TOP:
@@ -99,7 +105,7 @@ def layer_violations(g):
 
 
 def test_the_layers_are_folders():
-    "Every module sits in a package, but the command line; every package says what it is in one line."
+    "Every module but the command line sits in a package, which says what it is in one line."
     assert [m for m in modules() if '.' not in m] == ['cli']
     for init in LIB.rglob('__init__.py'):
         if init.parent == LIB:
@@ -137,16 +143,38 @@ def test_the_checks_fail_on_a_cycle_and_on_an_import_upwards(tmp_path):
     assert layer_violations(g) == ['act.model -> looped.model', 'core.protocol -> train.fit']
 
 
-MAX_LINES = (
-    420  # ours: "about 400", a module a reader can hold in mind and name in one sentence; 5% slack
-)
+# A module holds one idea. Lines are the wrong measure (a rule on them was met by squeezing
+# code), so we count statements: ours, a sign that a module holds several ideas past 300.
+MAX_STATEMENTS = 300
+# Modules still over the limit, each capped at its count when the rule came in: they are to be
+# split by idea, and none may grow meanwhile. A module split below the limit leaves this list.
+STILL_OVER = {
+    'rasp.analysis': 325,
+    'rasp.compiler.assemble': 415,
+    'rasp.grammar': 302,
+    'rasp.interpreter': 373,
+    'runs.registry': 364,
+    'sudoku.puzzles': 319,
+}
 
 
-def test_no_module_is_far_over_400_lines():
-    lines = {
-        m: len((LIB / f'{m.replace(".", "/")}.py').read_text().splitlines()) for m in modules()
-    }
-    assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
+def statements(path):
+    "The number of statements in the module at `path`, at every depth (a def and its body count)."
+    return sum(isinstance(n, ast.stmt) for n in ast.walk(ast.parse(path.read_text())))
+
+
+def test_no_module_holds_over_300_statements():
+    counts = {m: statements(LIB / f'{m.replace(".", "/")}.py') for m in modules()}
+    over = {m: n for m, n in counts.items() if n > STILL_OVER.get(m, MAX_STATEMENTS)}
+    assert over == {}
+    assert {m for m in STILL_OVER if counts.get(m, 0) <= MAX_STATEMENTS} == set()
+
+
+def test_statements_counts_every_depth(tmp_path):
+    (tmp_path / 'm.py').write_text(
+        'import os\n\n\ndef f(x):\n    if x:\n        return 1\n    return 2\n'
+    )
+    assert statements(tmp_path / 'm.py') == 5
 
 
 def public_names():
@@ -173,9 +201,9 @@ def test_no_public_name_shadows_a_builtin_or_a_module():
     assert {m: sorted(ns & taken) for m, ns in public_names().items() if ns & taken} == {}
 
 
-SHARED = {
-    'reproduction'
-}  # each method's reproduction rows: one name for one thing, which the README gathers from every method
+# each method's reproduction rows: one name for one
+# thing, which the README gathers from every method
+SHARED = {'reproduction'}
 
 
 def test_no_public_name_is_exported_twice():
@@ -186,8 +214,9 @@ def test_no_public_name_is_exported_twice():
     assert {n: ms for n, ms in seen.items() if len(ms) > 1 and n not in SHARED} == {}
 
 
+# Their Sudoku data never comes from `rrn`.
 def test_methods_import_rrn_only_for_the_network():
-    "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`, never from `rrn`."
+    "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`."
     for m in ('sudoku.deq', 'sudoku.pgadj'):
         names = {
             a.name
@@ -198,9 +227,12 @@ def test_methods_import_rrn_only_for_the_network():
         assert names <= {'RRN'}, (m, names)
 
 
-# Tests beside the code: an export cell that defines names is followed by a code cell that uses one of them.
+# Tests beside the code: an export cell that defines
+# names is followed by a code cell that uses one of them.
+#
+# A cell that only calls, say `register(...)`, defines none.
 def _defined(src):
-    "Names a cell's top-level statements define (a cell that only calls, say `register(...)`, defines none); None for a cell of imports only."
+    "Names a cell's top-level statements define; None for a cell of imports only."
     try:
         tree = ast.parse(src)
     except SyntaxError:
@@ -218,8 +250,10 @@ def _defined(src):
     return names
 
 
+# Tested: followed by a code cell that uses one of their
+# names. The uncovered are listed as 'notebook: names'.
 def coverage(nbs=NBS):
-    "(export cells that define names, those followed by a code cell that uses one of them, the uncovered as 'notebook: names')."
+    "(export cells that define names, those tested by the next code cell, the uncovered)."
     total, covered, missing = 0, 0, []
     for nb in sorted(nbs.glob('*.ipynb')):
         code = [

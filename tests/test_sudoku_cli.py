@@ -1,4 +1,6 @@
-"`ttc sudoku` as a user meets it: solutions on stdout, exit code 1 when there is none, one-line errors with exit code 2."
+"""`ttc sudoku` as a user meets it: solutions on stdout, exit codes, one-line errors.
+
+Exit code 1 when there is no solution; one-line errors with exit code 2."""
 
 import pytest
 from conftest import ttc

@@ -1,10 +1,12 @@
 """Build the README and the documentation site offline, from nbdev's processing of the notebooks.
 
     python tools/docs.py readme   # README.md from nbs/index.ipynb
-    python tools/docs.py site     # the site in docs/ (mkdocs-material + mkdocs-jupyter; KaTeX from npm for math)
+    python tools/docs.py site     # the site in docs/ (mkdocs-material + mkdocs-jupyter;
+                                  # KaTeX from npm for math)
 
 Quarto, which `nbdev_docs` uses, cannot be installed on our machines, so nbdev's own processing
-(`nbdev.serve.proc_nbs`: show_doc rendered, exports hidden, links added) feeds a renderer from PyPI instead.
+(`nbdev.serve.proc_nbs`: show_doc rendered, exports hidden, links added) feeds a renderer from PyPI
+instead.
 """
 
 import ast
@@ -36,55 +38,76 @@ NOT_PAGES = [
     '*.py',
 ]  # files of data folders and vendored packages that would become pages
 
-# mkdocs-jupyter inlines its own CSS in every page, after ours: its rules win unless ours are more specific or !important.
+# mkdocs-jupyter inlines its own CSS in every page, after ours: its rules win unless ours are more
+# specific or !important.
 SITE_CSS = """/* No In [ ]: / Out[ ]: prompts, at any width. */
 .jupyter-wrapper .jp-InputPrompt, .jupyter-wrapper .jp-OutputPrompt { display: none !important; }
 /* Cells take the column's width: prose, code and outputs line up with the page's headings. */
-.jupyter-wrapper .jp-Notebook, .jupyter-wrapper .jp-Cell, .jupyter-wrapper .jp-RenderedHTMLCommon { padding-left: 0 !important; padding-right: 0 !important; }
+.jupyter-wrapper .jp-Notebook, .jupyter-wrapper .jp-Cell, .jupyter-wrapper .jp-RenderedHTMLCommon {
+  padding-left: 0 !important; padding-right: 0 !important; }
 .jupyter-wrapper .jp-OutputArea-output { min-width: 0; overflow-x: auto; }
-/* Code and outputs wrap at spaces, never inside a word (mkdocs-jupyter's outputs break anywhere: "u pdates");
-   a single token wider than its box scrolls inside the box. */
-.jupyter-wrapper pre, .md-typeset pre > code { white-space: pre-wrap !important; word-break: normal !important; overflow-wrap: normal !important; }
+/* Code and outputs wrap at spaces, never inside a word (mkdocs-jupyter's outputs break anywhere:
+   "u pdates"); a single token wider than its box scrolls inside the box. */
+.jupyter-wrapper pre, .md-typeset pre > code {
+  white-space: pre-wrap !important; word-break: normal !important;
+  overflow-wrap: normal !important; }
 .jupyter-wrapper pre, .md-typeset pre { overflow-x: auto; }
 /* Tables and display equations wider than the column scroll in their own box, not the page. */
-/* KaTeX's hidden MathML is positioned absolutely: anchored to its formula, it stays inside a scrolling table's box. */
+/* KaTeX's hidden MathML is positioned absolutely: anchored to its formula, it stays inside a
+   scrolling table's box. */
 .md-typeset .katex { position: relative; }
 .md-typeset table:not([class]) { display: block; max-width: 100%; overflow-x: auto; }
 .md-typeset .katex-display { overflow-x: auto; overflow-y: hidden; padding: .2em 0; }
-/* Figures: at most their natural width, at most the column's; one shrunk to fit opens at full size on a click (figures.js)
-   and then scrolls in its own box. */
+/* Figures: at most their natural width, at most the column's; one shrunk to fit opens at full size
+   on a click (figures.js) and then scrolls in its own box. */
 .md-typeset img { max-width: 100%; height: auto; }
 .jupyter-wrapper .jp-RenderedImage, .md-typeset p:has(> img) { overflow-x: auto; }
 .md-typeset img.zoomable { cursor: zoom-in; }
 .md-typeset img.zoomable.zoomed { max-width: none; cursor: zoom-out; }
 /* The API page: one entry per name, its signature wrapping between parameters. */
-.md-typeset dl.api dt { font-family: var(--md-code-font-family); font-size: .75rem; font-weight: normal; margin-top: 1em; }
+.md-typeset dl.api dt {
+  font-family: var(--md-code-font-family); font-size: .75rem; font-weight: normal;
+  margin-top: 1em; }
 .md-typeset dl.api dt .kind { color: var(--md-default-fg-color--light); }
 .md-typeset dl.api dd { margin: .2em 0 0 1.2em; }
 /* Phones: code uses the full width of the screen, as mkdocs-material's own code blocks do. */
 @media screen and (max-width: 44.984375em) {
   /* the notebook and a cell's input area would clip the code boxes' negative margins */
-  .md-content__inner .jupyter-wrapper .jp-Notebook, .md-content__inner .jupyter-wrapper .jp-InputArea { overflow: visible; }
-  .md-content__inner .jupyter-wrapper .jp-InputArea-editor, .md-content__inner .jupyter-wrapper .jp-RenderedMarkdown > pre {
+  .md-content__inner .jupyter-wrapper .jp-Notebook,
+  .md-content__inner .jupyter-wrapper .jp-InputArea { overflow: visible; }
+  .md-content__inner .jupyter-wrapper .jp-InputArea-editor,
+  .md-content__inner .jupyter-wrapper .jp-RenderedMarkdown > pre {
     margin-left: -.8rem; margin-right: -.8rem; border-left: 0; border-right: 0; border-radius: 0; }
 }
 """
 
-FIGURES_JS = """// A figure shrunk to fit the column opens at its natural width on a click, scrolling in its own box.
+FIGURES_JS = """\
+// A figure shrunk to fit the column opens at its natural width on a click, scrolling in its own
+// box.
 function zoomable(img) {
   const shrunk = img.naturalWidth > img.clientWidth + 1;
-  if (shrunk || img.classList.contains('zoomed')) { img.classList.add('zoomable'); img.title = 'Click to see it at full size'; }
+  if (shrunk || img.classList.contains('zoomed')) {
+    img.classList.add('zoomable');
+    img.title = 'Click to see it at full size';
+  }
 }
-window.addEventListener('load', () => document.querySelectorAll('.md-content img').forEach(zoomable));
-document.addEventListener('click', e => { const img = e.target.closest('img.zoomable'); if (img) img.classList.toggle('zoomed'); });
+window.addEventListener('load', () =>
+  document.querySelectorAll('.md-content img').forEach(zoomable));
+document.addEventListener('click', e => {
+  const img = e.target.closest('img.zoomable');
+  if (img) img.classList.toggle('zoomed');
+});
 """
 
 
-# show_doc takes a docstring from fastcore's `docstring`, which falls back on `type(sym).__call__`'s: a function without
-# a docstring reads "Call self as a function.", a class without one "Initialize self.  See help(type(self))...", a
-# `functools.partial` the docstring of `partial` itself, and a dataclass its generated `Name(field: type = ...)`.
+# show_doc takes a docstring from fastcore's `docstring`, which falls back on
+# `type(sym).__call__`'s: a function without a docstring reads "Call self as a function.", a class
+# without one "Initialize self.  See help(type(self))...", a `functools.partial` the docstring of
+# `partial` itself, and a dataclass its generated `Name(field: type = ...)`.
+#
+# For a partial, its function's; for a callable object, its class's or its `__call__`'s.
 def docstring(sym):
-    "The docstring written for `sym`: a partial's function's, a callable object's class's or `__call__`'s; else ''."
+    "The docstring written for `sym`, else ''."
     if isinstance(sym, str):
         return sym
     if isinstance(sym, functools.partial):
@@ -119,16 +142,18 @@ def _escape_md(s):
     )
 
 
+# Unescaped, `n*n digits` would end the italics.
 def _ital_first(s):
-    "show_doc's first docstring line in italics, with its `*` and `_` escaped (`n*n digits` would end the italics)."
+    "show_doc's first docstring line in italics, with its `*` and `_` escaped."
     return re.sub(r'^(\s*)(.+)', lambda m: f'{m.group(1)}*{_escape_md(m.group(2))}*', s, count=1)
 
 
 _doc_text = fastcore.docments.DocmentText.__str__
 
 
+# show_doc names a partial `f[partial: b=2]`.
 def _signature_text(self):
-    "show_doc's signature, a partial named as show_doc names it (`f[partial: b=2]`) rather than `partial.__call__`."
+    "show_doc's signature, a partial named as show_doc names it rather than `partial.__call__`."
     s = _doc_text(self)
     return (
         s.replace('partial.__call__(', fastcore.docments.qual_name(self.obj) + '(', 1)
@@ -153,34 +178,41 @@ def _front(nb):
 def _directives(src):
     "Split `#| key: value` lines from the rest of a code cell."
     d, rest = {}, []
-    for l in src.splitlines():
+    for line in src.splitlines():
         m = re.match(
-            r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', l
+            r'^#\|\s*([\w-]+)(?::?\s+(.*)|:)?$', line
         )  # `#| echo: false`, `#| default_exp train.files`, `#| hide`
         if m:
             d[m.group(1)] = (m.group(2) or 'true').strip()
         else:
-            rest.append(l)
+            rest.append(line)
     return d, '\n'.join(rest).strip('\n')
 
 
 _delim = re.compile(r'^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$')
 
 
+# GitHub reads `\|` inside a code span of a table as a `|` of the code; the site's renderer
+# (mistune) shows the backslash: such spans become HTML code with the pipe as an entity, which every
+# renderer reads the same.
 def _table_pipes(md):
-    """GitHub reads `\\|` inside a code span of a table as a `|` of the code; the site's renderer (mistune) shows the
-    backslash: such spans become HTML code with the pipe as an entity, which every renderer reads the same."""
+    "`md` with each table code span holding `\\|` as HTML code, the pipe as an entity."
     lines, fence, in_table = md.split('\n'), False, False
-    for i, l in enumerate(lines):
-        if l.lstrip().startswith(('```', '~~~')):
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(('```', '~~~')):
             fence = not fence
         if fence:
             continue
-        if not l.strip():
+        if not line.strip():
             in_table = False
-        elif i + 1 < len(lines) and '|' in l and _delim.match(lines[i + 1]) and '-' in lines[i + 1]:
+        elif (
+            i + 1 < len(lines)
+            and '|' in line
+            and _delim.match(lines[i + 1])
+            and '-' in lines[i + 1]
+        ):
             in_table = True
-        if in_table and '\\|' in l:
+        if in_table and '\\|' in line:
             lines[i] = _code_span.sub(
                 lambda m: (
                     m.group(0)
@@ -189,7 +221,7 @@ def _table_pipes(md):
                     + html.escape(m.group(2).replace('\\|', '|')).replace('|', '&#124;')
                     + '</code>'
                 ),
-                l,
+                line,
             )
     return '\n'.join(lines)
 
@@ -214,8 +246,9 @@ def _cell(c, md):
     return c | {'source': src, 'metadata': {'tags': tags}}
 
 
+# With `site`, the notebooks are processed for the site's renderer.
 def pages(site=False):
-    "Process the notebooks into `_build/src/<page>.ipynb` (`site`: for the site's renderer); [(notebook name, page name, title)]."
+    "Process the notebooks into `_build/src/<page>.ipynb`; [(notebook name, page name, title)]."
     cfg = get_config()
     _patch_show_doc()
     proc = proc_nbs(
@@ -256,8 +289,9 @@ def pages(site=False):
     return out
 
 
+# Its markdown as is, its code and outputs as fenced blocks.
 def readme():
-    "README.md from the processed index notebook: markdown as is, code and outputs as fenced blocks."
+    "README.md from the processed index notebook."
     notebook_of = {page: name for name, page, _ in pages()}
     nb = json.loads((SRC / 'index.ipynb').read_text())
 
@@ -284,14 +318,18 @@ def readme():
                 parts.append(
                     text if 'text/markdown' in o.get('data', {}) else f'```\n{text.rstrip()}\n```'
                 )
-    banner = '<!-- Generated from nbs/index.ipynb by `make export`: edit the notebook, not this file. -->'
+    banner = (
+        '<!-- Generated from nbs/index.ipynb by `make export`: '
+        'edit the notebook, not this file. -->'
+    )
     (ROOT / 'README.md').write_text(
         banner + '\n\n' + '\n\n'.join(p.strip('\n') for p in parts) + '\n'
     )
 
 
+# Math renders without any CDN.
 def _katex():
-    "KaTeX (from the npm registry; math renders without any CDN), unpacked into the site's assets: its code, not its README."
+    "KaTeX from the npm registry, unpacked into the site's assets: its code, not its README."
     dest = SRC / 'assets' / 'katex'
     cache = BUILD / 'katex'
     if not (cache / 'katex.min.js').exists():
@@ -311,21 +349,24 @@ def _katex():
             t.extractall(BUILD / 'katex-pkg', filter='data')
         shutil.copytree(BUILD / 'katex-pkg' / 'package' / 'dist', cache, dirs_exist_ok=True)
     shutil.copytree(cache, dest, ignore=shutil.ignore_patterns(*NOT_PAGES))
-    (
-        SRC / 'assets' / 'math.js'
-    ).write_text("""document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
+    math_js = """\
+document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
   delimiters: [{left: "$$", right: "$$", display: true}, {left: "$", right: "$", display: false},
-               {left: "\\\\[", right: "\\\\]", display: true}, {left: "\\\\(", right: "\\\\)", display: false}],
+               {left: "\\\\[", right: "\\\\]", display: true},
+               {left: "\\\\(", right: "\\\\)", display: false}],
   ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code"], throwOnError: false}));
-""")
+"""
+    (SRC / 'assets' / 'math.js').write_text(math_js)
 
 
-# The API page: every public name, module by module in the notebooks' order, with its signature, the first paragraph
-# of its docstring and a link to where its notebook explains it (its show_doc, or for a constant the section defining it).
+# The API page: every public name, module by module in the notebooks' order, with its signature, the
+# first paragraph of its docstring and a link to where its notebook explains it (its show_doc, or
+# for a constant the section defining it).
 
 
+# For example `ACTConfig`, not `ttc_nb.act.model.ACTConfig`.
 def _anno(a):
-    "An annotation as short as it reads in the notebooks: `ACTConfig`, not `ttc_nb.act.model.ACTConfig`."
+    "An annotation as short as it reads in the notebooks."
     s = (
         a
         if isinstance(a, str)
@@ -343,8 +384,9 @@ def _default(v):
     return f'<{type(v).__name__}>' if ' at 0x' in r else r
 
 
+# show_doc writes `lr:float=0.001`.
 def _params(params):
-    "Parameters as show_doc writes them (`lr:float=0.001`), with `*` and `/` where Python's signature has them."
+    "Parameters as show_doc writes them, with `*` and `/` where Python's signature has them."
     out, star = [], False
     for i, p in enumerate(params):
         if p.kind == p.KEYWORD_ONLY and not star:
@@ -370,8 +412,9 @@ def _same(a, b):
         return a is b
 
 
+# A dataclass that extends another shows its own fields.
 def _signature(obj):
-    "(kind, the parameters as strings, the return annotation) of a callable; a dataclass that extends another shows its own fields."
+    "(kind, the parameters as strings, the return annotation) of a callable."
     try:
         sig = inspect.signature(obj, eval_str=True)
     except Exception:
@@ -397,8 +440,9 @@ def _signature(obj):
     return base, _params(params), ret
 
 
+# A code span naming a public name (not one of `params`) is linked to its entry.
 def _prose(s, anchors, params=()):
-    "Docstring text as HTML: escaped, code spans as code, one naming a public name (not one of `params`) linked to its entry."
+    "Docstring text as HTML: escaped, code spans as code, one naming a public name linked."
     parts = _code_span.split(s)
     out = []
     for i, p in enumerate(parts):
@@ -416,8 +460,9 @@ def _first_paragraph(doc):
     return ' '.join(doc.split('\n\n')[0].split())
 
 
+# The constants are those that export cells of `nbs` define.
 def _constant_sections(nbs):
-    "{(module, name): section heading text} of the public constants that export cells of `nbs` define."
+    "{(module, name): section heading text} of the public constants defined in `nbs`."
     out = {}
     for p in nbs:
         nb = json.loads(p.read_text())
@@ -455,16 +500,18 @@ def _constant_sections(nbs):
     return out
 
 
+# The id nbconvert's renderer gives, as mkdocs-jupyter patches it.
 def _heading_id(text):
-    "The id mkdocs-jupyter gives a Markdown heading (nbconvert's renderer, as mkdocs-jupyter patches it)."
+    "The id mkdocs-jupyter gives a Markdown heading."
     import mkdocs_jupyter.convert  # noqa: F401  (patches the renderer's headings)
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
     return re.search(r'id="([^"]*)"', markdown2html_mistune(f'## {text}')).group(1)
 
 
+# nbdev's index says where each name is documented.
 def api_page(ps):
-    "The Markdown of the API page, from the modules' `__all__` and nbdev's index of where each name is documented."
+    "The Markdown of the API page, from the modules' `__all__` and nbdev's index."
     cfg = get_config()
     from ttc_nb._modidx import d
 
@@ -488,8 +535,9 @@ def api_page(ps):
     out = [
         '# API',
         '',
-        f'Every public name of `{cfg.lib_name}`, module by module in the order the notebooks explain them: its '
-        'signature, the first paragraph of its docstring, and a link (its name) to where its notebook explains it.',
+        f'Every public name of `{cfg.lib_name}`, module by module in the order '
+        'the notebooks explain them: its signature, the first paragraph of its '
+        'docstring, and a link (its name) to where its notebook explains it.',
         '',
     ]
     for mod in mods:
@@ -518,7 +566,8 @@ def api_page(ps):
             except (TypeError, ValueError):
                 params = set()
             if inspect.isclass(obj) and not sig:
-                dt = f'<span class="kind">class </span>{link}({", ".join(_prose(f"`{b.__name__}`", anchors) for b in obj.__bases__)})'
+                bases = ', '.join(_prose(f'`{b.__name__}`', anchors) for b in obj.__bases__)
+                dt = f'<span class="kind">class </span>{link}({bases})'
             elif sig:
                 base, params, ret = sig
                 items = (

@@ -1,22 +1,29 @@
-"""Mutation testing: plant a plausible one-line bug in a notebook's export cell and see whether a test fails.
+"""Mutation testing: plant a plausible one-line bug in a notebook's export cell and run its tests.
 
-    tools/mutate.py                         every mutant of the catalogue, one at a time; writes tools/mutants.json
-    tools/mutate.py --only NAME[,NAME ...]  some of them; prints the table, writes JSON only with --out
-    tools/mutate.py -j 2                    two mutants at a time (each test process still has one thread)
-    tools/mutate.py --list                  the catalogue; --check: only check that every text is found once
+    tools/mutate.py                         every mutant of the catalogue, one at a time;
+                                            writes tools/mutants.json
+    tools/mutate.py --only NAME[,NAME ...]  some of them; prints the table,
+                                            writes JSON only with --out
+    tools/mutate.py -j 2                    two mutants at a time
+                                            (each test process still has one thread)
+    tools/mutate.py --list                  the catalogue;
+                                            --check: only check that every text is found once
 
-Each mutant of `MUTANTS` names a notebook, a text that must occur exactly once in its `#| export` (or `#| exporti`)
-cells, the text that replaces it and what the bug is. The working tree is never touched. Once per call the repository
-is copied to a scratch directory (no .venv, build outputs, docs or caches; its own git clone of HEAD for the tests that
-ask git; its own HOME with a copy of ~/.cache/ttc_nb, so that a mutated data generator cannot write its puzzles into
-the shared cache), the package is exported there, and every test that a mutant will run is run once unmutated: one
-that fails there catches nothing and is left out, and its time sets the limit for the mutants (3 times it, plus 60 s).
+Each mutant of `MUTANTS` names a notebook, a text that must occur exactly once in its `#| export`
+(or `#| exporti`) cells, the text that replaces it and what the bug is. The working tree is never
+touched. Once per call the repository is copied to a scratch directory (no .venv, build outputs,
+docs or caches; its own git clone of HEAD for the tests that ask git; its own HOME with a copy of
+~/.cache/ttc_nb, so that a mutated data generator cannot write its puzzles into the shared cache),
+the package is exported there, and every test that a mutant will run is run once unmutated: one that
+fails there catches nothing and is left out, and its time sets the limit for the mutants (3 times
+it, plus 60 s).
 
-Then for each mutant, in a fresh copy of that scratch tree: the bug goes into the notebook's cell, `nbdev_export --path`
-regenerates the module, and the tests run in order until one fails: the owning notebook (as `nbdev_test --path` runs it,
-by tools/nbtest.py), then in one pytest process (-x) the test files that import that module (found by reading their
-imports), quickest first. All with OMP_NUM_THREADS=1, the package imported from the scratch copy. A mutant is caught
-when a test fails or runs past its limit, and survives when all pass.
+Then for each mutant, in a fresh copy of that scratch tree: the bug goes into the notebook's cell,
+`nbdev_export --path` regenerates the module, and the tests run in order until one fails: the owning
+notebook (as `nbdev_test --path` runs it, by tools/nbtest.py), then in one pytest process (-x) the
+test files that import that module (found by reading their imports), quickest first. All with
+OMP_NUM_THREADS=1, the package imported from the scratch copy. A mutant is caught when a test fails
+or runs past its limit, and survives when all pass.
 """
 
 import argparse
@@ -60,11 +67,11 @@ class Mutant(NamedTuple):
 
 M = Mutant
 MUTANTS = [
-    # ---------------------------------------------------------------- protocol: metrics and the compute curve
+    # ------------------------------------------------------ protocol: metrics and the compute curve
     M(
         'curve-last-batch',
         '00_core.protocol',
-        'sums[n, k] = sums.get((n, k), 0.) + v.float().sum().item()',
+        'sums[n, k] = sums.get((n, k), 0.0) + v.float().sum().item()',
         'sums[n, k] = v.float().sum().item()',
         "compute_curve keeps only the last batch's sum",
     ),
@@ -92,8 +99,8 @@ MUTANTS = [
     M(
         'window-one-more',
         '00_core.protocol',
-        'for _ in range(steps - keep): h = self.step(h, e)',
-        'for _ in range(steps - keep + 1): h = self.step(h, e)',
+        'for _ in range(steps - keep):',
+        'for _ in range(steps - keep + 1):',
         'forward runs one iteration too many before the window',
     ),
     # ---------------------------------------------------------------- losses
@@ -121,8 +128,8 @@ MUTANTS = [
     M(
         'mix-weights-swapped',
         '01_core.losses',
-        'if alpha < 1: total = (1 - alpha) *',
-        'if alpha < 1: total = alpha *',
+        'total = (1 - alpha) *',
+        'total = alpha *',
         'stepwise_progressive_loss weighs the stepwise loss by alpha instead of 1 - alpha',
     ),
     M(
@@ -143,8 +150,8 @@ MUTANTS = [
     M(
         'log-torn-line-flipped',
         '05_train.files',
-        'elif i != text[-1][0]: raise DamagedFile',
-        'elif i == text[-1][0]: raise DamagedFile',
+        'elif i != text[-1][0]:',
+        'elif i == text[-1][0]:',
         'MetricsLog.read raises on a torn last line and skips a damaged one before it',
     ),
     M(
@@ -164,16 +171,16 @@ MUTANTS = [
     M(
         'stale-tmp-live',
         '05_train.files',
-        'if not (pid.isdigit() and _alive(int(pid))): stale.unlink',
-        'if pid.isdigit() and _alive(int(pid)): stale.unlink',
+        'if not (pid.isdigit() and _alive(int(pid))):',
+        'if pid.isdigit() and _alive(int(pid)):',
         "atomic_write deletes a live writer's temporary file, keeps a dead one's",
     ),
     # ---------------------------------------------------------------- plots, processes
     M(
         'plot-axes-swapped',
         '08_runs.plots',
-        "ax.plot([r['steps'] for r in rs], [r[metric] for r in rs]",
-        "ax.plot([r[metric] for r in rs], [r['steps'] for r in rs]",
+        "[r['steps'] for r in rs],\n            [r[metric] for r in rs],",
+        "[r[metric] for r in rs],\n            [r['steps'] for r in rs],",
         'plot_compute_curve puts the metric on the x axis',
     ),
     M(
@@ -190,7 +197,7 @@ MUTANTS = [
         'return bool(process_mean(torch.tensor([float(flag)])) >= 0)',
         'anyone is true even when no process flags',
     ),
-    # ---------------------------------------------------------------- train: config ranges, schedule, loop
+    # --------------------------------------------------------- train: config ranges, schedule, loop
     M(
         'between-open-low',
         '07_train.fit',
@@ -201,7 +208,7 @@ MUTANTS = [
     M(
         'clip-positive',
         '07_train.fit',
-        'clip: float = at_least(0., 1.0)',
+        'clip: float = at_least(0.0, 1.0)',
         'clip: float = positive(1.0)',
         'TrainConfig refuses clip = 0 (no clipping)',
     ),
@@ -215,8 +222,8 @@ MUTANTS = [
     M(
         'warmup-from-zero',
         '07_train.fit',
-        'if i < warmup: return (i + 1) / warmup',
-        'if i < warmup: return i / warmup',
+        'return (i + 1) / warmup',
+        'return i / warmup',
         'the first warm-up update has learning rate 0',
     ),
     M(
@@ -238,9 +245,10 @@ MUTANTS = [
         '07_train.fit',
         'eval_every and (i + 1) % eval_every == 0',
         'eval_every and i % eval_every == 0',
-        'fit evaluates after update 1, eval_every + 1, ... instead of eval_every, 2 eval_every, ...',
+        'fit evaluates after update 1, eval_every + 1, '
+        '... instead of eval_every, 2 eval_every, ...',
     ),
-    # ---------------------------------------------------------------- runs: overrides, presets, run files
+    # ---------------------------------------------------------- runs: overrides, presets, run files
     M(
         'override-rpartition',
         '09_runs.registry',
@@ -251,8 +259,8 @@ MUTANTS = [
     M(
         'bool-case-sensitive',
         '09_runs.registry',
-        "if v.lower() in ('1', 'true', 'yes'): return True",
-        "if v in ('1', 'true', 'yes'): return True",
+        "if v.lower() in ('1', 'true', 'yes'):",
+        "if v in ('1', 'true', 'yes'):",
         "bool overrides: 'True' is refused",
     ),
     M(
@@ -286,7 +294,10 @@ MUTANTS = [
     M(
         'ensure-run-preset',
         '09_runs.registry',
-        "if (saved['preset'], _config_of(out, saved, exp)) != (preset, exp.config(preset, overrides)):",
+        "if (saved['preset'], _config_of(out, saved, exp)) != (\n"
+        '            preset,\n'
+        '            exp.config(preset, overrides),\n'
+        '        ):',
         'if _config_of(out, saved, exp) != exp.config(preset, overrides):',
         'ensure_run reuses a run of another preset with the same config',
     ),
@@ -301,8 +312,8 @@ MUTANTS = [
     M(
         'table-no-escape',
         '60_report.tables',
-        "cell = lambda v: str(v).replace('|', '\\\\|').replace('\\n', ' ')",
-        "cell = lambda v: str(v).replace('\\n', ' ')",
+        "str(v).replace('|', '\\\\|').replace('\\n', ' ')",
+        "str(v).replace('\\n', ' ')",
         "markdown_table does not escape '|'",
     ),
     M(
@@ -326,7 +337,7 @@ MUTANTS = [
         'x + self.pe[:x.shape[1]]',
         'Positions ignores the cached prefix: every call starts at position 0',
     ),
-    # ---------------------------------------------------------------- prefix parity, ACT and PonderNet
+    # ------------------------------------------------------------- prefix parity, ACT and PonderNet
     M(
         'prefix-parity-axis',
         '10_examples.prefix_parity',
@@ -337,8 +348,18 @@ MUTANTS = [
     M(
         'prefix-parity-preset',
         '10_examples.prefix_parity',
-        'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=16,',
-        'cpu=dict(width=32, updates=6000, eval_every=1000, ckpt_every=500, train_steps=8,',
+        'cpu=dict(\n'
+        '                width=32,\n'
+        '                updates=6000,\n'
+        '                eval_every=1000,\n'
+        '                ckpt_every=500,\n'
+        '                train_steps=16,',
+        'cpu=dict(\n'
+        '                width=32,\n'
+        '                updates=6000,\n'
+        '                eval_every=1000,\n'
+        '                ckpt_every=500,\n'
+        '                train_steps=8,',
         "the cpu preset's train_steps differs from the committed run's",
     ),
     M(
@@ -386,8 +407,8 @@ MUTANTS = [
     M(
         'act-tau-default',
         '12_act.model',
-        'tau: float = at_least(0., 1e-3)',
-        'tau: float = at_least(0., 1e-2)',
+        'tau: float = at_least(0.0, 1e-3)',
+        'tau: float = at_least(0.0, 1e-2)',
         "ACTConfig's default time penalty is 1e-2, not 1e-3",
     ),
     M(
@@ -444,15 +465,15 @@ MUTANTS = [
     M(
         'error-column-zero',
         '21_rasp.grammar',
-        "return f'line {i + 1}, column {col + 1}'",
-        "return f'line {i + 1}, column {col}'",
+        "line {i + 1}, column {col + 1}'",
+        "line {i + 1}, column {col}'",
         'error positions count columns from 0',
     ),
     M(
         'caret-is-xor',
         '23_rasp.interpreter',
-        "'^': operator.pow",
-        "'^': operator.xor",
+        "'^': R.arith(operator.pow)",
+        "'^': R.arith(operator.xor)",
         "RASP's ^ is Python's xor, not the power",
     ),
     M(
@@ -469,7 +490,7 @@ MUTANTS = [
         'target = S / S.sum(-2, keepdim=True).clamp(min=1)',
         'attention targets normalised over queries, not keys',
     ),
-    # ---------------------------------------------------------------- looped transformers, function classes
+    # -------------------------------------------------------- looped transformers, function classes
     M(
         'interleave-dim',
         '31_looped.model',
@@ -502,8 +523,8 @@ MUTANTS = [
     M(
         'is-solution-no-boxes',
         '40_sudoku.puzzles',
-        'for u in g.units): return False',
-        'for u in g.units[:2 * g.n]): return False',
+        'for u in g.units):',
+        'for u in g.units[: 2 * g.n]):',
         'is_solution ignores the boxes: a Latin square passes',
     ),
     M(
@@ -537,8 +558,8 @@ MUTANTS = [
     M(
         'sampler-targets',
         '41_sudoku.task',
-        'if augment: x, s = relabel(x, s, gen)\n        return x, s - 1',
-        'if augment: x, s = relabel(x, s, gen)\n        return x, s',
+        'x, s = relabel(x, s, gen)\n        return x, s - 1',
+        'x, s = relabel(x, s, gen)\n        return x, s',
         'training targets are digits 1..n, not classes 0..n-1',
     ),
     M(
@@ -626,7 +647,7 @@ MUTANTS = [
         'return z + H(g)',
         "Broyden's step goes uphill",
     ),
-    # ---------------------------------------------------------------- recurrence: paths, FLOPs, matching
+    # ----------------------------------------------------------- recurrence: paths, FLOPs, matching
     M(
         'deep-one-more-layer',
         '51_recurrence.model',
@@ -651,7 +672,7 @@ MUTANTS = [
     M(
         'lm-pairs-prompt',
         '50_recurrence.tasks',
-        'y[:, :prompt - 1] = IGNORE',
+        'y[:, : prompt - 1] = IGNORE',
         'y[:, :prompt] = IGNORE',
         'lm_pairs ignores the first output token',
     ),
@@ -687,13 +708,17 @@ MUTANTS = [
 ]
 
 
-# ---------------------------------------------------------------------------------------------------------- the catalogue
+# ------------------------------------------------------------------------------------ the catalogue
 def notebook_path(root, m):
     return Path(root) / 'nbs' / f'{m.notebook}.ipynb'
 
 
 def _directives(src):
-    return {l.split()[1] for l in src.splitlines() if l.startswith('#|') and len(l.split()) > 1}
+    return {
+        line.split()[1]
+        for line in src.splitlines()
+        if line.startswith('#|') and len(line.split()) > 1
+    }
 
 
 def export_cells(path):
@@ -714,8 +739,9 @@ def module_of(root, notebook):
     raise ValueError(f'nbs/{notebook}.ipynb has no default_exp')
 
 
+# Otherwise a ValueError naming the mutant.
 def locate(root, m):
-    "The index of the export cell of `m.notebook` that holds `m.find` once; a ValueError naming the mutant otherwise."
+    "The index of the export cell of `m.notebook` that holds `m.find` once."
     path = notebook_path(root, m)
     if not path.exists():
         raise ValueError(f'{m.name}: no notebook nbs/{m.notebook}.ipynb')
@@ -724,15 +750,17 @@ def locate(root, m):
         raise ValueError(f'{m.name}: {m.find!r} is in no export cell of nbs/{m.notebook}.ipynb')
     if len(hits) > 1 or sum(hits.values()) > 1:
         raise ValueError(
-            f'{m.name}: {m.find!r} is ambiguous: {sum(hits.values())} times in export cells {sorted(hits)} of nbs/{m.notebook}.ipynb'
+            f'{m.name}: {m.find!r} is ambiguous: {sum(hits.values())} '
+            f'times in export cells {sorted(hits)} of nbs/{m.notebook}.ipynb'
         )
     if m.find == m.replace:
         raise ValueError(f'{m.name}: the replacement is the text itself')
     return next(iter(hits))
 
 
+# One problem a line, each naming the mutant.
 def check_catalogue(root, mutants):
-    "The problems of `mutants` in the tree at `root`, one line each naming the mutant: [] if every text is found once."
+    "The problems of `mutants` in the tree at `root`: [] if every text is found once."
     problems, names = [], [m.name for m in mutants]
     problems += [
         f'{n}: the name is used more than once'
@@ -746,8 +774,9 @@ def check_catalogue(root, mutants):
     return problems
 
 
+# The notebook changed in place is a scratch copy's.
 def mutate_notebook(root, m):
-    "Plant `m` in its notebook under `root`, in place (a scratch copy's), cell sources kept as lists of lines."
+    "Plant `m` in its notebook under `root`, in place, cell sources kept as lists of lines."
     path, i = notebook_path(root, m), locate(root, m)
     nb = json.loads(path.read_text())
     nb['cells'][i]['source'] = (
@@ -756,9 +785,12 @@ def mutate_notebook(root, m):
     path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + '\n')
 
 
-# ---------------------------------------------------------------------------------------------------------- the tests
+# ---------------------------------------------------------------------------------------- the tests
+
+
+# A function's lazy import counts too.
 def imported_modules(path):
-    "The ttc_nb modules that the Python file `path` imports, anywhere in it (a function's lazy import too), by reading its syntax."
+    "The ttc_nb modules that the Python file `path` imports, anywhere in it, by reading its syntax."
     out = set()
     for node in ast.walk(ast.parse(Path(path).read_text())):
         if isinstance(node, ast.Import):
@@ -780,19 +812,21 @@ def pytest_files(root, module):
     )
 
 
+# `test_eq` prints the values in the two lines after the error.
 def _tail(text, n=300):
-    "The last error of a test's output (with the two lines after it: `test_eq` prints the values there), or its last lines."
-    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    "The last error of a test's output, with the two lines after it, or its last lines."
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     errs = [
         i
-        for i, l in enumerate(lines)
-        if re.match(r'^(E\s+)?[\w.]*(Error|Exception|Failed|Interrupt)\b', l)
+        for i, line in enumerate(lines)
+        if re.match(r'^(E\s+)?[\w.]*(Error|Exception|Failed|Interrupt)\b', line)
     ]
     return ' / '.join(lines[errs[-1] : errs[-1] + 3] if errs else lines[-2:])[:n]
 
 
+# The package, HOME and caches of the scratch `tree`, one thread.
 def env_for(tree):
-    "The environment a test runs in: the package, HOME and caches of the scratch `tree`, one thread."
+    "The environment a test runs in."
     home = Path(tree) / 'home'
     return os.environ | dict(
         OMP_NUM_THREADS='1',
@@ -803,8 +837,9 @@ def env_for(tree):
     )
 
 
+# The exit code is None if killed at the limit.
 def run(cmd, tree, limit):
-    "Run `cmd` in `tree` within `limit` seconds: (exit code or None if killed at the limit, output, seconds)."
+    "Run `cmd` in `tree` within `limit` seconds: (exit code, output, seconds)."
     t0 = time.perf_counter()
     p = subprocess.Popen(
         cmd,
@@ -823,8 +858,9 @@ def run(cmd, tree, limit):
     return code, out, time.perf_counter() - t0
 
 
+# The failure: the cell that failed or the time-out.
 def test_notebook(tree, notebook, limit):
-    "Test nbs/`notebook`.ipynb as `nbdev_test --path` does: (passed, the cell that failed or the time-out, detail, seconds)."
+    "Test nbs/`notebook`.ipynb as `nbdev_test --path` does: (passed, failure, detail, seconds)."
     timings = Path(tree) / '_build' / f'{notebook}.json'
     code, out, secs = run(
         [PY, 'tools/nbtest.py', f'nbs/{notebook}.ipynb', '--timings', str(timings)], tree, limit
@@ -842,8 +878,9 @@ def test_notebook(tree, notebook, limit):
     return False, where, _tail(out), secs
 
 
+# Returns (passed, the failing test, detail, seconds).
 def test_files(tree, files, limit):
-    "Run the pytest `files` in one process, stopping at the first failure: (passed, the failing test, detail, seconds)."
+    "Run the pytest `files` in one process, stopping at the first failure."
     code, out, secs = run(
         [PY, '-m', 'pytest', '-x', '-q', '-p', 'no:cacheprovider', *files], tree, limit
     )
@@ -855,9 +892,12 @@ def test_files(tree, files, limit):
     return False, failed[0] if failed else ' '.join(files), _tail(out), secs
 
 
-# ---------------------------------------------------------------------------------------------------------- scratch trees
+# ------------------------------------------------------------------------------------ scratch trees
+
+
+# With a git clone of HEAD and a HOME of its own.
 def make_base(scratch):
-    "The scratch tree every mutant starts from: the working tree's files, exported, with a git clone of HEAD and a HOME of its own."
+    "The scratch tree every mutant starts from: the working tree's files, exported."
     base = Path(scratch) / 'base'
     subprocess.run(
         ['git', 'clone', '-q', '--shared', '--no-checkout', str(ROOT), str(base)], check=True
@@ -891,7 +931,7 @@ def copy_tree(base, dest):
     return dest
 
 
-# ---------------------------------------------------------------------------------------------------------- mutants
+# ------------------------------------------------------------------------------------------ mutants
 def units(base, mutants):
     "The tests the mutants need: their notebooks and the pytest files importing their modules."
     nbs = sorted({m.notebook for m in mutants})
@@ -958,7 +998,10 @@ def run_mutant(m, base, scratch, base_res):
         if r.returncode or after == before or m.replace not in after:
             rec.update(
                 result='error',
-                detail=f'the export did not plant the bug in ttc_nb/{module}.py: {r.stderr.strip()[-300:]}',
+                detail=(
+                    'the export did not plant the bug in '
+                    f'ttc_nb/{module}.py: {r.stderr.strip()[-300:]}'
+                ),
             )
             return rec
         nb_unit = f'nbs/{m.notebook}.ipynb'
@@ -991,7 +1034,8 @@ def table(recs):
     for r in recs:
         by = r['caught_by'] or r['detail'] or ''
         lines.append(
-            f'{r["name"]:{w}}  {Path(r["module"]).stem:18}  {r["result"]:8}  {r["seconds"]:6.1f}  {by[:100]}'
+            f'{r["name"]:{w}}  {Path(r["module"]).stem:18}  '
+            f'{r["result"]:8}  {r["seconds"]:6.1f}  {by[:100]}'
         )
     return '\n'.join(lines)
 
@@ -1007,8 +1051,9 @@ def totals(recs):
     )
 
 
+# It is recorded for the working tree's package, on CPU.
 def machine():
-    "The machine, as `ttc_nb.runs.registry.environment` records it (the working tree's package, on CPU)."
+    "The machine, as `ttc_nb.runs.registry.environment` records it."
     sys.path.insert(0, str(ROOT))
     from ttc_nb.runs.registry import environment
 
@@ -1029,7 +1074,10 @@ def main(argv=None):
     p.add_argument('-j', type=int, default=1, metavar='N', help='mutants at a time (default 1)')
     p.add_argument(
         '--out',
-        help='the JSON report (default: tools/mutants.json when the whole catalogue runs, none with --only)',
+        help=(
+            'the JSON report (default: tools/mutants.json '
+            'when the whole catalogue runs, none with --only)'
+        ),
     )
     p.add_argument('--list', action='store_true', help='print the catalogue and exit')
     p.add_argument(
@@ -1057,7 +1105,8 @@ def main(argv=None):
         )
         if problems:
             sys.exit(
-                f'mutate: {len(problems)} problem(s) in the catalogue; fix {"them" if len(problems) > 1 else "it"} first'
+                f'mutate: {len(problems)} problem(s) in the catalogue; '
+                f'fix {"them" if len(problems) > 1 else "it"} first'
             )
         return
     out = Path(a.out) if a.out else (None if a.only else REPORT)
@@ -1069,7 +1118,8 @@ def main(argv=None):
             sys.exit('mutate: ' + '\n'.join(problems))
         nbs, files = units(base, chosen)
         print(
-            f'mutate: {len(chosen)} mutants; baseline of {len(nbs)} notebooks and {len(files)} test files first',
+            f'mutate: {len(chosen)} mutants; '
+            f'baseline of {len(nbs)} notebooks and {len(files)} test files first',
             flush=True,
         )
         base_res = baseline(base, scratch, nbs, files)
@@ -1078,7 +1128,8 @@ def main(argv=None):
         def one(m):
             r = run_mutant(m, base, scratch, base_res)
             print(
-                f'{r["result"]:8} {r["seconds"]:6.1f} s  {m.name}: {r["caught_by"] or r["detail"] or ""}',
+                f'{r["result"]:8} {r["seconds"]:6.1f} s  {m.name}: '
+                f'{r["caught_by"] or r["detail"] or ""}',
                 flush=True,
             )
             return r

@@ -1,13 +1,14 @@
 """Test one notebook as `nbdev_test --path` does, timing every cell it runs.
 
-    tools/nbtest.py nbs/43_sudoku.deq.ipynb --timings _build/nbtest/43_sudoku.deq.json [--flags "slow"]
+    tools/nbtest.py nbs/43_sudoku.deq.ipynb --timings _build/nbtest/43_sudoku.deq.json
+                    [--flags "slow"]
     tools/nbtest.py --slowest 10 _build/nbtest/*.json
 
-The first form runs the notebook with nbdev's own `test_nb` (same skipped cells: `tst_flags` from settings.ini unless
-given in `--flags`, `#| eval: false`, `nbdev_export()` calls; same error report), in this process, and writes one
-record per cell it ran -- notebook, cell index (as in the .ipynb), first line, seconds -- as JSON. It exits 1 if a cell
-fails, after writing the timings of the cells up to the failing one. The second form prints the slowest cells of many
-such files.
+The first form runs the notebook with nbdev's own `test_nb` (same skipped cells: `tst_flags` from
+settings.ini unless given in `--flags`, `#| eval: false`, `nbdev_export()` calls; same error
+report), in this process, and writes one record per cell it ran -- notebook, cell index (as in the
+.ipynb), first line, seconds -- as JSON. It exits 1 if a cell fails, after writing the timings of
+the cells up to the failing one. The second form prints the slowest cells of many such files.
 """
 
 import argparse
@@ -44,14 +45,16 @@ class TimedShell(CaptureShell):
             )
 
 
+# If all lines are directives, its first line.
 def first_line(src):
-    "The first line of a cell's source that is not a `#|` directive (or its first line if all are) nor blank."
-    lines = [l.strip() for l in src.splitlines() if l.strip()]
-    return next((l for l in lines if not l.startswith('#|')), lines[0] if lines else '')
+    "The first line of a cell's source that is not a `#|` directive nor blank."
+    lines = [line.strip() for line in src.splitlines() if line.strip()]
+    return next((line for line in lines if not line.startswith('#|')), lines[0] if lines else '')
 
 
+# Its cells' timings are written to `timings`.
 def test(path, flags='', timings=None):
-    "Run notebook `path` like `nbdev_test --path path --flags flags`; write its cells' timings to `timings`; True if it passed."
+    "Run notebook `path` like `nbdev_test --path path --flags flags`; True if it passed."
     cfg = get_config()
     files = [
         f.absolute()
@@ -84,7 +87,8 @@ def slowest(files, n=10):
     recs.sort(key=lambda r: r['seconds'], reverse=True)
     total = sum(r['seconds'] for r in recs)
     print(
-        f'nbtest: {len(recs)} cells in {len(files)} notebooks, {total:.0f} s of cell time; the {min(n, len(recs))} slowest:'
+        f'nbtest: {len(recs)} cells in {len(files)} notebooks, '
+        f'{total:.0f} s of cell time; the {min(n, len(recs))} slowest:'
     )
     for r in recs[:n]:
         print(f'{r["seconds"]:8.1f} s  {r["notebook"]} cell {r["cell"]}: {r["first_line"][:80]}')
@@ -114,6 +118,7 @@ if __name__ == '__main__':
         print('Success.')
     else:
         sys.stderr.write(
-            f'\nnbdev Tests Failed On The Following Notebooks:\n{"=" * 50}\n\t{Path(a.paths[0]).name}\n'
+            '\nnbdev Tests Failed On The Following Notebooks:\n'
+            f'{"=" * 50}\n\t{Path(a.paths[0]).name}\n'
         )
         sys.exit(1)

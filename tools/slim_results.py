@@ -1,17 +1,21 @@
 """Keep committed run directories light, and check that they are.
 
 The rules, for every run directory under nbs/results:
-1. a checkpoint.pt holds the weights alone: dict(model=state_dict, update=int, elapsed=float, world=int), loadable with
-   `torch.load(path, weights_only=True)`;
+1. a checkpoint.pt holds the weights alone: dict(model=state_dict, update=int, elapsed=float,
+   world=int), loadable with `torch.load(path, weights_only=True)`;
 2. a checkpoint.pt is committed only where a notebook, test or benchmark loads it (`loaded_runs`);
-3. a metrics.jsonl is at most 200 kB: a longer one keeps every evaluation record and an even sample of the training records,
-   about 100 kB in all, and its summary.json says so in `metrics_subsampled` (with the number of records the run wrote);
-4. learning.png and compute_curve.png (`ttc report DIR` redraws them) are committed only where README.md or a notebook shows them;
+3. a metrics.jsonl is at most 200 kB: a longer one keeps every evaluation record and an even sample
+   of the training records, about 100 kB in all, and its summary.json says so in
+   `metrics_subsampled` (with the number of records the run wrote);
+4. learning.png and compute_curve.png (`ttc report DIR` redraws them) are committed only where
+   README.md or a notebook shows them;
 5. no file is over 5 MB;
 6. config.json holds `command`, the `ttc run` line that rebuilds its config.
 
-Usage: python tools/slim_results.py [DIR...]           apply the rules to the run directories DIR (default: every committed one)
-       python tools/slim_results.py --check [DIR...]   only report what breaks them; exit 1 if anything does
+Usage: python tools/slim_results.py [DIR...]           apply the rules to the run directories DIR
+                                                       (default: every committed one)
+       python tools/slim_results.py --check [DIR...]   only report what breaks them;
+                                                       exit 1 if anything does
 """
 
 import argparse
@@ -32,9 +36,12 @@ CHECKPOINT_KEYS = {'model', 'update', 'elapsed', 'world'}
 PLOTS = ('learning.png', 'compute_curve.png')
 
 
-# ---------------------------------------------------------------------------------------------------------------- files
+# -------------------------------------------------------------------------------------------- files
+
+
+# A deletion not yet staged is gone.
 def tracked(root=ROOT, under=RESULTS):
-    "Repository-relative paths of the committed files under `under` that exist on disk (a deletion not yet staged is gone)."
+    "Repository-relative paths of the committed files under `under` that exist on disk."
     out = subprocess.run(
         ['git', 'ls-files', '-z', '--', under], cwd=root, capture_output=True, text=True, check=True
     ).stdout
@@ -46,7 +53,7 @@ def run_dirs(files):
     return sorted({str(Path(f).parent) for f in files if Path(f).name == 'config.json'})
 
 
-# ------------------------------------------------------------------------------------------ who loads a checkpoint (rule 2)
+# ------------------------------------------------------------------ who loads a checkpoint (rule 2)
 LOADERS = {'load_run', 'evaluate_run', 'load_checkpoint'}  # and torch.load
 
 
@@ -60,8 +67,9 @@ def _is_loader(call):
     )
 
 
+# The value says whether the test is negated.
 def _exists_test(test):
-    "Whether `test` is `X.exists()` (negated: False) or `not X.exists()` (True); None for any other test."
+    "True if `test` is `not X.exists()`, False if `X.exists()`, None for any other test."
     neg = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     t = test.operand if neg else test
     if isinstance(t, ast.Call) and isinstance(t.func, ast.Attribute) and t.func.attr == 'exists':
@@ -73,11 +81,13 @@ def _join(a, b):
     return b if a in ('', '.') else f'{a}/{b}'
 
 
+# From module-level names (`RESULTS = Path('results/deq')`), `/` joins, f-strings, loops and
+# comprehensions over literal tuples, lists and dicts (or names bound to them), local assignments,
+# and a function's parameters resolved at its call sites in the same file. A load guarded by
+# `if not X.exists():` (or after `if X.exists(): return`) fills a cache that is committed, so it is
+# not counted.
 class _Scan:
-    """The paths that a file's loader calls can receive, from its literals: module-level names (`RESULTS = Path('results/deq')`),
-    `/` joins, f-strings, loops and comprehensions over literal tuples, lists and dicts (or names bound to them), local
-    assignments, and a function's parameters resolved at its call sites in the same file. A load guarded by
-    `if not X.exists():` (or after `if X.exists(): return`) fills a cache that is committed, so it is not counted."""
+    "The paths that a file's loader calls can receive, from its literals."
 
     def __init__(self, body):
         self.module, self.calls = {}, []  # name: [value exprs]; (call, env, function, guarded)
@@ -235,8 +245,9 @@ class _Scan:
         )
         return self._union(vals, b[2], depth + 1)
 
+    # `key`: its position or name.
     def _param(self, fn, key, depth):
-        "The strings parameter `key` (position or name) of function `fn` receives at its call sites."
+        "The strings parameter `key` of function `fn` receives at its call sites."
         out = set()
         for call, env, cfn, _ in self.calls:
             if not (isinstance(call.func, ast.Name) and call.func.id == fn.name):
@@ -330,14 +341,17 @@ class _Scan:
         return out
 
 
+# Cells that do not parse as Python, like shell magics, are skipped.
 def _cells(text):
-    "The code cells of a notebook's JSON `text`, each parsed (cells that do not parse as Python, like shell magics, skipped)."
+    "The code cells of a notebook's JSON `text`, each parsed."
     body = []
     for c in json.loads(text)['cells']:
         if c['cell_type'] != 'code':
             continue
         src = ''.join(c['source'])
-        src = '\n'.join(l for l in src.splitlines() if not l.lstrip().startswith(('%', '!')))
+        src = '\n'.join(
+            line for line in src.splitlines() if not line.lstrip().startswith(('%', '!'))
+        )
         try:
             body += ast.parse(src).body
         except SyntaxError:
@@ -345,14 +359,16 @@ def _cells(text):
     return body
 
 
+# `base`: the folder the paths of the file that holds `p` are relative to.
 def _normal(base, p):
-    "Repository-relative run directory of path `p` as written in a file whose paths are relative to `base`."
+    "Repository-relative run directory of path `p` as written relative to `base`."
     p = os.path.normpath(_join(base, p))
     return str(Path(p).parent) if Path(p).name == 'checkpoint.pt' else p
 
 
+# Sources: notebooks' code cells (paths relative to nbs/), Python files (relative to the root).
 def loaded_in(sources):
-    "{run directory: [who loads it]} from `sources`, {repository-relative file: text}: notebooks' code cells (paths relative to nbs/), Python files (relative to the root)."
+    "{run directory: [who loads it]} from `sources`, {repository-relative file: text}."
     out = {}
     for name, text in sources.items():
         nb = name.endswith('.ipynb')
@@ -366,8 +382,9 @@ def loaded_in(sources):
     return out
 
 
+# As its committed output records them (`rows[].weights`).
 def benchmark_weights(root=ROOT, files=None):
-    "{run directory: [file]}: the runs whose weights a benchmark loaded, as its committed output records them (`rows[].weights`)."
+    "{run directory: [file]}: the runs whose weights a benchmark loaded."
     out = {}
     for f in files if files is not None else tracked(root):
         if Path(f).suffix != '.json' or Path(f).parent != Path(RESULTS):
@@ -397,7 +414,7 @@ def loaders(root=ROOT, files=None):
     return out
 
 
-# ------------------------------------------------------------------------------------------------------- the other rules
+# ---------------------------------------------------------------------------------- the other rules
 def shown_plots(root=ROOT):
     "Repository-relative paths of the pngs that README.md or a notebook shows."
     root, out = Path(root), set()
@@ -419,7 +436,10 @@ def checkpoint_problem(path):
     except Exception as e:
         return f'{path}: does not load with weights_only=True ({type(e).__name__})'
     if not isinstance(c, dict) or set(c) != CHECKPOINT_KEYS:
-        return f'{path}: keys {sorted(c) if isinstance(c, dict) else type(c)}, not {sorted(CHECKPOINT_KEYS)}'
+        return (
+            f'{path}: keys {sorted(c) if isinstance(c, dict) else type(c)}, '
+            f'not {sorted(CHECKPOINT_KEYS)}'
+        )
     if not (
         isinstance(c['update'], int)
         and isinstance(c['elapsed'], float)
@@ -486,9 +506,12 @@ def rule_problems(files, root=ROOT, load=None, shown=None):
     return out
 
 
-# ---------------------------------------------------------------------------------------------------------------- slimming
+# ----------------------------------------------------------------------------------------- slimming
+
+
+# The weights are checked bit-identical.
 def weights_only(path, world=1):
-    "Rewrite the checkpoint at `path` as its weights, update, training time and world size; the weights checked bit-identical."
+    "Rewrite the checkpoint at `path` as its weights, update, training time and world size."
     import torch
 
     old = torch.load(
@@ -516,15 +539,16 @@ def weights_only(path, world=1):
     os.replace(tmp, path)
 
 
+# The first and last training records are kept; about `target` bytes in all.
 def subsample(path, summary=None, target=METRICS_TARGET):
-    "Keep every evaluation record of the log at `path` and an even sample of its training records (the first and last kept), about `target` bytes in all."
+    "Keep every evaluation record of the log at `path` and an even sample of its training records."
     lines = Path(path).read_text().splitlines(keepends=True)
-    is_eval = [any(k.startswith('valid_') for k in json.loads(l)) for l in lines]
+    is_eval = [any(k.startswith('valid_') for k in json.loads(line)) for line in lines]
     train = [i for i, e in enumerate(is_eval) if not e]
-    room = target - sum(len(l) for l, e in zip(lines, is_eval) if e)
+    room = target - sum(len(line) for line, e in zip(lines, is_eval) if e)
     n = max(2, min(len(train), room * len(train) // max(1, sum(len(lines[i]) for i in train))))
     keep = {train[round(j * (len(train) - 1) / (n - 1))] for j in range(n)} if train else set()
-    kept = [l for i, l in enumerate(lines) if is_eval[i] or i in keep]
+    kept = [line for i, line in enumerate(lines) if is_eval[i] or i in keep]
     Path(path).write_text(''.join(kept))
     if summary and Path(summary).exists():
         s = json.loads(Path(summary).read_text())
@@ -536,8 +560,9 @@ def subsample(path, summary=None, target=METRICS_TARGET):
     return len(lines), len(kept)
 
 
+# Its other lines are left as they are.
 def add_command(path):
-    "Insert `command` right after `preset` in the config.json at `path`, leaving its other lines as they are."
+    "Insert `command` right after `preset` in the config.json at `path`."
     runs = _registry()
     text, saved = Path(path).read_text(), json.loads(Path(path).read_text())
     exp = runs.get_experiment(saved['experiment'])

@@ -1,1 +1,1 @@
-"""The RASP compiler: passes that turn a program into a transformer, its weights set, not trained."""
+"""The RASP compiler: passes that turn a program into a transformer, weights set, not trained."""
