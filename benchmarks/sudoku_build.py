@@ -13,7 +13,7 @@ import time
 import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.runs.registry import environment, get_experiment
-from ttc_nb.sudoku.puzzles import _cores, splits
+from ttc_nb.sudoku.puzzles import worker_count, splits
 from ttc_nb.sudoku.task import band
 
 importlib.import_module('ttc_nb.sudoku.rrn')  # registers sudoku-rrn, whose sets are built
@@ -52,7 +52,7 @@ def main():
     args = p.parse_args()
     cfg = get_experiment('sudoku-rrn').config(args.preset)
     rows, first = [], None
-    for w in (int(v) or _cores() for v in args.workers.split(',')):
+    for w in (int(v) or worker_count() for v in args.workers.split(',')):
         s, sets = build(cfg, w)
         first = first or sets
         same = all(

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import ttc_nb.rasp.ops as R
 from ttc_nb.rasp.interpreter import Program, LIB
-from ttc_nb.rasp.analysis import kind, repl, _element
+from ttc_nb.rasp.analysis import kind, repl, format_element
 
 EXAMPLES = Path(__file__).parent / 'rasp_reference'  # the reference's files
 RECORDED = json.loads((Path(__file__).parent / 'rasp_reference.json').read_text())['files']
@@ -28,7 +28,7 @@ RECORDED = json.loads((Path(__file__).parent / 'rasp_reference.json').read_text(
 # T and F for booleans, floats to three decimals.
 def printed(v) -> list:
     "The values as our REPL prints them, element by element."
-    return [_element(x) for x in v.tolist()]
+    return [format_element(x) for x in v.tolist()]
 
 
 def same(ours: list, theirs: list, kind_: str) -> bool:

@@ -475,7 +475,7 @@ def command_problem(path):
         same = (args.experiment, args.preset, exp.config(args.preset, args.set)) == (
             saved['experiment'],
             saved['preset'],
-            runs._saved_config(exp, saved),
+            runs.saved_config(exp, saved),
         )
     except (runs.UsageError, TypeError) as e:
         return f'{path}: command does not parse back: {e}'
@@ -566,7 +566,7 @@ def add_command(path):
     runs = _registry()
     text, saved = Path(path).read_text(), json.loads(Path(path).read_text())
     exp = runs.get_experiment(saved['experiment'])
-    line = runs.rerun_command(saved['experiment'], saved['preset'], runs._saved_config(exp, saved))
+    line = runs.rerun_command(saved['experiment'], saved['preset'], runs.saved_config(exp, saved))
     new, n = re.subn(
         r'^(  "preset": .*,\n)',
         lambda m: m.group(1) + f'  "command": {json.dumps(line)},\n',

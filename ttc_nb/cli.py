@@ -182,14 +182,14 @@ def cmd_run(args):
     "`ttc run`: train an experiment and print its compute curve, wall time and files."
     from ttc_nb.train.files import load_json
     from ttc_nb.train.processes import Stop, Stopped, world
-    from ttc_nb.runs.registry import UsageError, run_experiment, format_curve, _saved_run
+    from ttc_nb.runs.registry import UsageError, run_experiment, format_curve, saved_run
 
     if args.compile and not args.resume:
         args.set.append('compile=true')
     if (
         args.compile
         and args.resume
-        and not _saved_run(args.out, args.experiment)['config'].get('compile')
+        and not saved_run(args.out, args.experiment)['config'].get('compile')
     ):
         raise UsageError(
             f'{args.out} was trained without --compile, and a resumed run keeps its config'

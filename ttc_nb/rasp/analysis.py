@@ -12,11 +12,15 @@ __all__ = [
     'draw_graph',
     'draw_selector',
     'draw_flow',
+    'format_element',
     'show',
     'kind',
     'shown',
     'repl',
+    'program_source',
     'values_until_error',
+    'run_rasp',
+    'print_values',
     'rasp_command',
 ]
 
@@ -341,7 +345,7 @@ def draw_flow(target, xs, name: str = None, ax=None):
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #cbb6ecb2
-def _element(x) -> str:
+def format_element(x) -> str:
     "A sequence's value as the reference prints it: T and F, floats to 3 decimals (2/3 as 0.667)."
     return (
         {True: 'T', False: 'F'}[x]
@@ -357,7 +361,7 @@ def show(v, inner: bool = False) -> str:
     if isinstance(v, np.ndarray) and v.ndim == 2:
         return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
     if isinstance(v, np.ndarray):
-        return '[' + ', '.join(map(_element, v.tolist())) + ']'
+        return '[' + ', '.join(map(format_element, v.tolist())) + ']'
     if isinstance(v, list):
         return '[' + ', '.join(show(x, True) for x in v) + ']'
     if isinstance(v, dict):
@@ -434,7 +438,8 @@ def repl(xs: str, read=input):
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #52aeef55
-def _source(file: str) -> str:
+def program_source(file: str) -> str:
+    "The text of a program: a file's, standard input's for '-', a library program's for 'lib:NAME'."
     if file == '-':
         return sys.stdin.read()
     if file.startswith('lib:'):
@@ -463,13 +468,14 @@ def values_until_error(program: Program, xs, name: str = None) -> tuple:
     return out, None
 
 
-def _rasp_cmd(args):
+def run_rasp(args):
+    "`ttc rasp`: run a program on an input, analyse or draw it, or start the REPL without a FILE."
     if args.file is None:
         if args.name or args.json or args.analyse or args.draw:
             raise RASPError('--name, --json, --analyse and --draw need a program FILE')
         return repl('hello' if args.input is None else args.input)
     file = None if args.file == '-' or args.file.startswith('lib:') else args.file
-    program = Program(_source(args.file), LIB, file, partial=not args.analyse)
+    program = Program(program_source(args.file), LIB, file, partial=not args.analyse)
     if args.analyse:
         return print(analyse(program, args.name).report(args.json))
     # a program's error stops it: the values before it are shown, then the error
@@ -484,12 +490,12 @@ def _rasp_cmd(args):
         return print(f'drawn: {out}')
     values, error = values_until_error(program, xs, args.name)
     error = program.error or error
-    _print_values(values, args.name, args.json, error)
+    print_values(values, args.name, args.json, error)
     if error is not None:
         raise error
 
 
-def _print_values(values: dict, name: str = None, as_json: bool = False, error=None):
+def print_values(values: dict, name: str = None, as_json: bool = False, error=None):
     "Print the s-ops' `values` as `ttc rasp` does: a line each, or one line of JSON."
     if as_json:
         if error is None:
@@ -527,4 +533,4 @@ def rasp_command(parser):
         help='draw the computation of the s-op NAME on the input to a PNG file',
     )
     parser.add_argument('--out', metavar='F.png', help='the file of --draw (default: NAME.png)')
-    parser.set_defaults(func=_rasp_cmd)
+    parser.set_defaults(func=run_rasp)

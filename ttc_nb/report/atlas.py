@@ -35,8 +35,8 @@ import torch
 from ttc_nb.runs.registry import (
     get_experiment,
     command,
-    _read,
-    _curve,
+    read_run_file,
+    evaluation_curve,
     load_run,
     measured,
     kept,
@@ -61,7 +61,7 @@ def load_curve(run_dir, more: bool = True) -> dict:
         raise UsageError(f'{d} is not a run directory (no config.json)')
     if not (d / 'curve.json').exists():
         raise UsageError(f'{d} has no compute curve (no curve.json): ttc eval {d} makes one')
-    saved, curve = _read(d, 'config.json'), _read(d, 'curve.json')
+    saved, curve = read_run_file(d, 'config.json'), read_run_file(d, 'curve.json')
     have = {(r['set'], r['steps']) for r in curve}
     curve += [r for r in (more and kept(d, MORE) or []) if (r['set'], r['steps']) not in have]
     h, cfg = get_experiment(saved['experiment']).headline, saved['config']
@@ -268,7 +268,7 @@ def _evaluate(run_dir, steps: list) -> list:
     _, cfg, s = load_run(run_dir, 'cpu')
     # its random draws seeded by the run's seed
     torch.manual_seed(cfg.seed)
-    return _curve(s, steps, torch.device('cpu'))
+    return evaluation_curve(s, steps, torch.device('cpu'))
 
 
 # %% ../../nbs/62_report.atlas.ipynb #72d8a303

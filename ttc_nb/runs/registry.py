@@ -17,10 +17,14 @@ __all__ = [
     'environment',
     'rerun_command',
     'command_sets',
+    'read_run_file',
     'report',
     'machine',
     'made_on',
     'hardware',
+    'evaluation_curve',
+    'saved_config',
+    'saved_run',
     'plan_run',
     'run_experiment',
     'under_ci',
@@ -315,7 +319,7 @@ _RUN_FILES = {  # what a run's JSON file must hold, and what to do when it is lo
 }
 
 
-def _read(run_dir, name):
+def read_run_file(run_dir, name):
     "The JSON file `name` of a run directory; a `DamagedFile` if missing or not what ttc writes."
     path, (ok, todo) = Path(run_dir) / name, _RUN_FILES[name]
     todo = todo.format(dir=run_dir)
@@ -337,12 +341,12 @@ def report(run_dir, metric=None):
     run_dir = Path(run_dir)
     if not (run_dir / 'config.json').exists():
         raise UsageError(f'{run_dir} is not a run directory (no config.json)')
-    cfg = _read(run_dir, 'config.json')
+    cfg = read_run_file(run_dir, 'config.json')
     if (run_dir / 'metrics.jsonl').exists():
         plot_learning(run_dir).savefig(run_dir / 'learning.png', dpi=110)
         plt.close('all')
     if (run_dir / 'curve.json').exists():
-        curve = _read(run_dir, 'curve.json')
+        curve = read_run_file(run_dir, 'curve.json')
         metric = metric or next(k for k in curve[0] if k not in ('steps', 'set'))
         ax = plot_compute_curve(
             curve,
@@ -353,7 +357,7 @@ def report(run_dir, metric=None):
         ax.figure.tight_layout()
         ax.figure.savefig(run_dir / 'compute_curve.png', dpi=110)
         plt.close('all')
-    return _read(run_dir, 'summary.json') if (run_dir / 'summary.json').exists() else cfg
+    return read_run_file(run_dir, 'summary.json') if (run_dir / 'summary.json').exists() else cfg
 
 
 # %% ../../nbs/09_runs.registry.ipynb #d1bd6615
@@ -384,7 +388,8 @@ def hardware(summary):
 
 
 # %% ../../nbs/09_runs.registry.ipynb #fde7a23e
-def _curve(setup, steps, device, progress=False):
+def evaluation_curve(setup, steps, device, progress=False):
+    "The compute curve of `setup`'s model at `steps` on each of its held-out sets, tagged by set."
     return [
         {'set': name, **r}
         for name, batches in setup.evals.items()
@@ -394,7 +399,7 @@ def _curve(setup, steps, device, progress=False):
     ]
 
 
-def _saved_config(exp, saved):
+def saved_config(exp, saved):
     "The config recorded in a run's `config.json` (JSON turned tuples into lists)."
     return exp.Config(
         **{k: tuple(v) if isinstance(v, list) else v for k, v in saved['config'].items()}
@@ -405,7 +410,7 @@ def _config_of(run_dir, saved, exp):
     "The config recorded in `saved`, the `config.json` of `run_dir`, or a `DamagedFile` if refused."
     # built and checked: a config that `exp` does not allow is damage
     try:
-        return _saved_config(exp, saved)
+        return saved_config(exp, saved)
     except (TypeError, UsageError) as e:
         raise DamagedFile(
             Path(run_dir) / 'config.json',
@@ -428,13 +433,13 @@ def _run_dir(exp, preset, out):
     return out
 
 
-def _saved_run(out, name=None):
+def saved_run(out, name=None):
     "The `config.json` of the run in `out`, to resume; `name`, if given, must be its experiment."
     if out is None:
         raise UsageError('--resume needs the run directory: pass --out DIR')
     if not (Path(out) / 'config.json').exists():
         raise UsageError(f'cannot resume: {out} holds no run (no config.json)')
-    saved = _read(out, 'config.json')
+    saved = read_run_file(out, 'config.json')
     if name not in (None, saved['experiment']):
         raise UsageError(f'{out} holds a run of {saved["experiment"]}, not {name}')
     return saved
@@ -444,7 +449,7 @@ def plan_run(name=None, preset='cpu', overrides=(), out=None, resume=False, size
     "What `run_experiment` would train: the experiment, preset, config and run directory."
     # in `size` processes, checked before any work is done
     if resume:
-        saved = _saved_run(out, name)
+        saved = saved_run(out, name)
         if overrides:
             raise UsageError(
                 '--set cannot be combined with --resume: a resumed run keeps its config'
@@ -545,7 +550,7 @@ def run_experiment(
         raise
     if rank:
         return run_dir  # the run is process 0's to measure and write
-    curve = _curve(
+    curve = evaluation_curve(
         s,
         sorted({*cfg.test_steps, cfg.train_steps}),
         device,  # the final record always exists
@@ -576,7 +581,7 @@ def run_experiment(
 
 
 def _finished(run_dir):
-    return (run_dir / 'summary.json').exists() and _read(run_dir, 'summary.json').get(
+    return (run_dir / 'summary.json').exists() and read_run_file(run_dir, 'summary.json').get(
         'finished', True
     )
 
@@ -595,7 +600,7 @@ def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=Tr
     "The summary of the run in `out`: read if finished, else resumed or trained (never under CI)."
     out, exp = Path(out), get_experiment(name)
     if (out / 'config.json').exists():
-        saved = _read(out, 'config.json')
+        saved = read_run_file(out, 'config.json')
         if (saved['preset'], _config_of(out, saved, exp)) != (
             preset,
             exp.config(preset, overrides),
@@ -621,14 +626,14 @@ def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=Tr
             resume=resume,
             quiet=quiet,
         )
-    return _read(out, 'summary.json')
+    return read_run_file(out, 'summary.json')
 
 
 def stale_runs(root):
     "{run directory: {field: (now, recorded)}} of the stale runs under `root`."
     out = {}
     for path in sorted(Path(root).rglob('config.json')):
-        saved = _read(path.parent, 'config.json')
+        saved = read_run_file(path.parent, 'config.json')
         exp = get_experiment(saved['experiment'])
         now = asdict(exp.config(saved['preset'], command_sets(saved['command'])))
         recorded = asdict(_config_of(path.parent, saved, exp))
@@ -643,7 +648,7 @@ def load_run(run_dir, device=None):
     ckpt = run_dir / 'checkpoint.pt'
     if not (ckpt.exists() or previous(ckpt).exists()):
         raise UsageError(f'{run_dir} has no checkpoint.pt: not a trained run directory')
-    saved = _read(run_dir, 'config.json')
+    saved = read_run_file(run_dir, 'config.json')
     exp = get_experiment(saved['experiment'])
     cfg = _config_of(run_dir, saved, exp)
     weights = load_latest(ckpt, device, keys=('model',))[0]['model']
@@ -656,7 +661,7 @@ def load_run(run_dir, device=None):
 def evaluate_run(run_dir, steps=None, device=None, quiet=None):
     "Recompute a trained run's `curve.json` and its plot, for `steps` (default the config's)."
     exp, cfg, s = load_run(run_dir, device)
-    curve = _curve(
+    curve = evaluation_curve(
         s,
         steps or cfg.test_steps,
         next(s.model.parameters()).device,

@@ -20,6 +20,7 @@ __all__ = [
     'count_solutions',
     'is_solution',
     'generate_puzzle',
+    'worker_count',
     'dataset',
     'splits',
     'sudoku_command',
@@ -425,7 +426,7 @@ def _puzzle(job):
     return _generate(target, int(rng.integers(2**63)), box)
 
 
-def _cores():
+def worker_count():
     "The cores this process may run on."
     return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
 
@@ -436,7 +437,7 @@ def _build_sets(sets, workers, quiet):
         (p['givens'], p['seed'], p['split'], j, p['box']) for p in sets for j in range(p['size'])
     ]
     workers = max(
-        1, min(workers or _cores(), len(jobs) // 100)
+        1, min(workers or worker_count(), len(jobs) // 100)
     )  # starting a process costs about as much as 100 puzzles
     from ttc_nb.sudoku.puzzles import (
         _puzzle as puzzle,

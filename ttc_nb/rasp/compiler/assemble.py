@@ -33,15 +33,15 @@ from ttc_nb.rasp.compiler.values import (
     values,
     paper_widths,
     split_widths,
-    _FAIL,
-    _column,
-    _label,
-    _is_num,
-    _kind,
-    _run,
-    _key,
-    _projection,
-    _meeting,
+    FAILED,
+    as_column,
+    node_label,
+    is_numeric,
+    aggregate_kind,
+    run_node,
+    value_key,
+    projection_weights,
+    meeting_combinations,
 )
 from ...core.transformer import TransformerConfig, Attention, MLP
 
@@ -79,7 +79,7 @@ class Space:
         if isinstance(x, np.generic):
             x = x.item()
         if self.kind == 'num':
-            return {} if x is _FAIL else {self.start: float(x)}
+            return {} if x is FAILED else {self.start: float(x)}
         i = self._ix.get((type(x), x))
         return {} if i is None else {self.start + i: 1.0}
 
@@ -114,7 +114,7 @@ class Build:
         self._clean()
 
     def _agg_kind(self, v) -> str:
-        return _kind(v, self.vals[v.children[1].id], self.kinds, self.names)
+        return aggregate_kind(v, self.vals[v.children[1].id], self.kinds, self.names)
 
     def _add(self, sp: Space) -> Space:
         sp.start, self.width = self.width, self.width + sp.dims
@@ -127,14 +127,14 @@ class Build:
         if key in self.spaces:
             return self.spaces[key]
         if isinstance(v, (R.Tokens, R.Indices)):
-            return self._add(Space(key, 'cat', self.vals[v.id], None, _label(v, self.names)))
+            return self._add(Space(key, 'cat', self.vals[v.id], None, node_label(v, self.names)))
         if isinstance(v, (R.SelectorWidth, R.Length)):
             sp = Space(
                 key,
                 'num',
                 (ws := self.vals[v.id]),
                 [1 / (w + 1) for w in ws],
-                f'1/(w+1) of {_label(v, self.names)}',
+                f'1/(w+1) of {node_label(v, self.names)}',
                 part='attention',
             )
             self.head(
@@ -147,7 +147,7 @@ class Build:
             return self._add(sp)
         if not isinstance(v, R.Aggregate):
             raise RASPError(
-                f'{_label(v, self.names)}: the compiler does not know {type(v).__name__}'
+                f'{node_label(v, self.names)}: the compiler does not know {type(v).__name__}'
             )
         kind, vs = self._agg_kind(v), self.vals[v.id]
         sp = Space(
@@ -155,7 +155,7 @@ class Build:
             kind,
             vs,
             [float(x) for x in vs] if kind == 'num' else None,
-            _label(v, self.names),
+            node_label(v, self.names),
             part='attention',
         )
         self.head(v.children[0], sp, v)
@@ -248,8 +248,8 @@ def space(self: Build, v, kind: str) -> Space:
     if key in self.spaces:
         return self.spaces[key]
     L, ins = self.plan(v.children if isinstance(v, R.Map) else (v,))
-    vs, name = self.vals[v.id], _label(v, self.names)
-    if kind == 'num' and not _is_num(vs):
+    vs, name = self.vals[v.id], node_label(v, self.names)
+    if kind == 'num' and not is_numeric(vs):
         raise RASPError(f'{name}: numerical, but its values are not numbers: {vs[:5]}')
     if not ins:
         raise RASPError(f'{name}: a constant; the compiler writes s-ops that depend on the input')
@@ -314,17 +314,21 @@ def _side(self: Build, nodes: list):
     _, ins = self.plan(nodes)
     if len(ins) == 1 and ins[0][1].kind == 'cat':  # one categorical space: the table does the maps
         ((u, sp),) = ins
-        return sp, {u.id: _column(sp.values)}, sp.dims
+        return sp, {u.id: as_column(sp.values)}, sp.dims
     if len(nodes) == 1:
         sp = self.space(nodes[0], 'cat')
-        return sp, {nodes[0].id: _column(sp.values)}, sp.dims
+        return sp, {nodes[0].id: as_column(sp.values)}, sp.dims
     combos = list(itertools.product(*(self.vals[u.id] for u in nodes)))
     if len(combos) > LIMIT:
         raise RASPError(
-            f'{", ".join(_label(u, self.names) for u in nodes)}: compared jointly, '
+            f'{", ".join(node_label(u, self.names) for u in nodes)}: compared jointly, '
             f'{len(combos)} combinations of values, more than {LIMIT}'
         )
-    return nodes, {u.id: _column([c[i] for c in combos]) for i, u in enumerate(nodes)}, len(combos)
+    return (
+        nodes,
+        {u.id: as_column([c[i] for c in combos]) for i, u in enumerate(nodes)},
+        len(combos),
+    )
 
 
 @patch
@@ -343,24 +347,24 @@ def _classes(self: Build, nodes: list, env: dict, cls, what: str) -> Space:
             return_index=True,
             return_inverse=True,
         )
-        pos = {_key(x): j for j, x in enumerate(self.vals[u.id])}
+        pos = {value_key(x): j for j, x in enumerate(self.vals[u.id])}
         if (
             len(first) < C.shape[i]
         ):  # fewer classes than values: a map of `u` to them, which its lookup may read alone
             C, u = (
                 np.take(C, first, axis=i),
-                R.Map(lambda x, pos=pos, r=inv.ravel(): int(r[pos[_key(x)]]), u),
+                R.Map(lambda x, pos=pos, r=inv.ravel(): int(r[pos[value_key(x)]]), u),
             )
             self.names[u.id], self.vals[u.id], pos = (
-                f'{_label(nodes[i], self.names)} as {what}',
+                f'{node_label(nodes[i], self.names)} as {what}',
                 list(range(len(first))),
-                {_key(j): j for j in range(len(first))},
+                {value_key(j): j for j in range(len(first))},
             )
         ins.append(u)
         ix.append(pos)
-    v = R.Map(lambda *xs: int(C[tuple(p[_key(x)] for p, x in zip(ix, xs))]), *ins)
+    v = R.Map(lambda *xs: int(C[tuple(p[value_key(x)] for p, x in zip(ix, xs))]), *ins)
     self.names[v.id], self.vals[v.id] = (
-        f'({", ".join(_label(u, self.names) for u in nodes)}) as {what}',
+        f'({", ".join(node_label(u, self.names) for u in nodes)}) as {what}',
         list(range(int(max(cls)) + 1)),
     )
     self._cls[key] = self.space(v, 'cat')
@@ -373,14 +377,14 @@ def _table(self: Build, sel, kenv: dict, Kn: int, qenv: dict, Qn: int) -> np.nda
     if not isinstance(sel, R.Select):
         return sel.f(*(self._table(c, kenv, Kn, qenv, Qn) for c in sel.children))
     k, q = (
-        _run(sel.children[0], dict(kenv), Kn).tolist(),
-        _run(sel.children[1], dict(qenv), Qn).tolist(),
+        run_node(sel.children[0], dict(kenv), Kn).tolist(),
+        run_node(sel.children[1], dict(qenv), Qn).tolist(),
     )
-    ok_k, ok_q = np.array([x is not _FAIL for x in k]), np.array([x is not _FAIL for x in q])
+    ok_k, ok_q = np.array([x is not FAILED for x in k]), np.array([x is not FAILED for x in q])
     if not (ok_k.all() and ok_q.all()):  # combinations no input reaches select nothing
-        k = [x if x is not _FAIL else k[int(ok_k.argmax())] for x in k]
-        q = [x if x is not _FAIL else q[int(ok_q.argmax())] for x in q]
-    return sel.compute([_column(k), _column(q)], None) & ok_q[:, None] & ok_k[None, :]
+        k = [x if x is not FAILED else k[int(ok_k.argmax())] for x in k]
+        q = [x if x is not FAILED else q[int(ok_q.argmax())] for x in q]
+    return sel.compute([as_column(k), as_column(q)], None) & ok_q[:, None] & ok_k[None, :]
 
 
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #1282331e
@@ -445,8 +449,8 @@ def _values(self: Build, agg, out: Space) -> tuple:
     _, ins = self.plan([s])
     if not ins or (len(ins) == 1 and ins[0][1].kind == 'cat'):  # the table does the maps
         src = ins[0][1] if ins else None
-        xs = _run(
-            s, {ins[0][0].id: _column(src.values)} if ins else {}, src.dims if ins else 1
+        xs = run_node(
+            s, {ins[0][0].id: as_column(src.values)} if ins else {}, src.dims if ins else 1
         ).tolist()
         dims = range(src.start, src.start + src.dims) if ins else [D_ONE]
     else:
@@ -474,9 +478,9 @@ def points(self: Build, ins: list):
         [x for x in ins if x[1].kind == 'num'],
         [],
     )
-    for c, js in _meeting(cats, nums, self.vals, self.max_len):
+    for c, js in meeting_combinations(cats, nums, self.vals, self.max_len):
         a = (
-            _projection([[s.reps[j] for j in j_s] for (_, s), j_s in zip(nums, js)])
+            projection_weights([[s.reps[j] for j in j_s] for (_, s), j_s in zip(nums, js)])
             if len(nums) > 1
             else [1.0] * len(nums)
         )
@@ -508,9 +512,9 @@ def lookup(self: Build, v, ins: list, spaces: list, sp: Space):
     if (rows := self.points(cats + nums)) is None:
         raise RASPError(f'{sp.name}: its lookup reads more than {LIMIT} combinations of values')
     flat = [(c, p) for c, _, pts in rows for p, _ in pts]
-    env = {u.id: _column([s.values[c[i]] for c, _ in flat]) for i, (u, s) in enumerate(cats)}
-    env |= {u.id: _column([s.values[p[i]] for _, p in flat]) for i, (u, s) in enumerate(nums)}
-    outs = iter(_run(v, env, len(flat)).tolist())
+    env = {u.id: as_column([s.values[c[i]] for c, _ in flat]) for i, (u, s) in enumerate(cats)}
+    env |= {u.id: as_column([s.values[p[i]] for _, p in flat]) for i, (u, s) in enumerate(nums)}
+    outs = iter(run_node(v, env, len(flat)).tolist())
     if sp.part == 'embedding':
         for (i,), _, _ in rows:
             self.emb.setdefault(cats[0][1].start + i, {}).update(sp.rep(next(outs)))
@@ -742,7 +746,7 @@ def decode(self: Compiled, x, attns: list, lengths: list) -> list:
             [int(v) for v in r] if one[b, 1 : n + 1].all() else r
             for b, (r, n) in enumerate(zip(rows, lengths))
         ]
-    return [_column(r) for r in rows]
+    return [as_column(r) for r in rows]
 
 
 @patch

@@ -19,7 +19,7 @@ import json
 import argparse
 from ..ops import RASPError
 from ..interpreter import Program, LIB
-from ..analysis import rasp_command, _rasp_cmd, _source, _print_values
+from ..analysis import rasp_command, run_rasp, program_source, print_values
 
 # %% ../../../nbs/28_rasp.compiler.io.ipynb #406bc6ea
 FORMAT = 'ttc_nb compiled RASP program'  # the `format` of a file `save` writes
@@ -112,12 +112,12 @@ def _cmd(args):
     if not args.compile:
         if args.vocab is not None or args.max_len is not None:
             raise RASPError('--vocab and --max-len go with --compile')
-        return _rasp_cmd(args)
+        return run_rasp(args)
     if args.file is None or args.draw:
         raise RASPError('--compile needs a program FILE, and does not draw')
     vocab, N = _vocab(args), args.max_len or MAX_LEN
     program = Program(
-        _source(args.file),
+        program_source(args.file),
         LIB,
         None if args.file == '-' or args.file.startswith('lib:') else args.file,
     )
@@ -138,7 +138,7 @@ def _cmd(args):
         raise RASPError(
             f'the token {bad[0]!r} of the input is not in the vocabulary {vocab!r} (--vocab)'
         )
-    _print_values(compiled_values(program, xs, vocab, N, args.name), args.name, args.json)
+    print_values(compiled_values(program, xs, vocab, N, args.name), args.name, args.json)
 
 
 def _length(s):
