@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import torch
 from ttc_nb.cli import main, load_modules
-from ttc_nb.train.files import UnsafeCheckpoint, load_checkpoint, previous
+from ttc_nb.train.files import load_checkpoint, previous
+from ttc_nb.errors import UnsafeCheckpoint
 from ttc_nb.train.processes import Stop, Stopped
 from ttc_nb.runs.registry import run_experiment, ensure_run, load_run
 

@@ -9,7 +9,7 @@ import random
 import re
 from pathlib import Path
 import pytest
-from ttc_nb.rasp.ops import RASPError
+from ttc_nb.errors import RASPError
 from ttc_nb.rasp.interpreter import Program, LIB
 from ttc_nb.rasp.programs import PROGRAMS, PRELUDE
 

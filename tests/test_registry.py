@@ -6,13 +6,8 @@ import dataclasses
 import pytest
 from ttc_nb.train.files import load_json
 from ttc_nb.train.fit import TrainConfig, loss_fell
-from ttc_nb.runs.registry import (
-    EXPERIMENTS,
-    UsageError,
-    apply_overrides,
-    get_experiment,
-    run_experiment,
-)
+from ttc_nb.runs.registry import EXPERIMENTS, apply_overrides, get_experiment, run_experiment
+from ttc_nb.errors import UsageError
 from ttc_nb.cli import load_modules
 
 load_modules()

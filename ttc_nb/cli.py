@@ -5,7 +5,6 @@
 # %% auto #0
 __all__ = [
     'LIGHT',
-    'USER_ERRORS',
     'load_modules',
     'declared',
     'Parser',
@@ -15,7 +14,6 @@ __all__ = [
     'cmd_report',
     'cmd_convert',
     'parser',
-    'user_errors',
     'main',
 ]
 
@@ -32,6 +30,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 import ttc_nb
+from .errors import UserError
 
 
 # %% ../nbs/90_cli.ipynb #deb01a8f
@@ -182,7 +181,8 @@ def cmd_run(args):
     "`ttc run`: train an experiment and print its compute curve, wall time and files."
     from ttc_nb.train.files import load_json
     from ttc_nb.train.processes import Stop, Stopped, world
-    from ttc_nb.runs.registry import UsageError, run_experiment, format_curve, saved_run
+    from ttc_nb.runs.registry import run_experiment, format_curve, saved_run
+    from ttc_nb.errors import UsageError
 
     if args.compile and not args.resume:
         args.set.append('compile=true')
@@ -364,20 +364,6 @@ def _warn(message, category, filename, lineno, file=None, line=None):
     print(f'ttc: warning: {message}', file=sys.stderr)
 
 
-# the exceptions that are a user's mistake, by the module that defines them:
-# one line and exit code 2
-USER_ERRORS = {
-    'ttc_nb.train.fit': 'UsageError',
-    'ttc_nb.train.files': 'BadRunFile',
-    'ttc_nb.rasp.ops': 'RASPError',
-}
-
-
-def user_errors() -> tuple:
-    "The exceptions of `USER_ERRORS` whose modules are imported; a module not imported raised none."
-    return tuple(getattr(sys.modules[m], n) for m, n in USER_ERRORS.items() if m in sys.modules)
-
-
 def main(argv=None):
     "Entry point of `ttc`: run the command in `argv`; a user's error is one line and exit code 2."
     started = float(
@@ -390,7 +376,8 @@ def main(argv=None):
         warnings.showwarning = _warn  # one line each, as errors are
         try:
             code = args.func(args)
-        except user_errors() as e:
+        # a user can mend it: one line and exit code 2
+        except UserError as e:
             _exit2(f'ttc: error: {e}')
         except KeyboardInterrupt:
             print('ttc: interrupted', file=sys.stderr)

@@ -31,7 +31,7 @@ from pathlib import Path
 from dataclasses import dataclass
 import numpy as np
 import ttc_nb.rasp.ops as R
-from .ops import RASPError
+from ..errors import RASPError
 from .interpreter import Interpreter, Program, Drawing, Values, PROGRAMS, LIB
 
 

@@ -23,7 +23,7 @@ import re
 import bisect
 from dataclasses import dataclass
 from fastcore.basics import patch
-from .ops import RASPError
+from ..errors import RASPError
 
 # %% ../../nbs/21_rasp.grammar.ipynb #de0d9288
 _TOKEN = re.compile(

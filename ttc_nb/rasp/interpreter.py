@@ -26,7 +26,8 @@ from collections import ChainMap
 from fastcore.basics import patch
 import numpy as np
 import ttc_nb.rasp.ops as R
-from .ops import RASPError, Map
+from .ops import Map
+from ..errors import RASPError
 from .grammar import Source, Expr, Stmt, RASPParser
 from .programs import PRELUDE, STDLIB, PROGRAMS
 

@@ -16,7 +16,6 @@ __all__ = [
     'GEQ',
     'TRUE',
     'FALSE',
-    'RASPError',
     'as_values',
     'Node',
     'evaluate',
@@ -46,18 +45,10 @@ __all__ = [
 import operator
 from itertools import count
 import numpy as np
+from ..errors import RASPError
 
 
 # %% ../../nbs/20_rasp.ops.ipynb #8b2a01d6
-class RASPError(ValueError):
-    "A RASP program or its input is wrong: the message says how, in RASP's terms."
-
-    # where: ('line 3, column 5', the line with a caret under the column)
-    def __init__(self, message, where: tuple = None):
-        self.where = where
-        super().__init__(message if where is None else f'{where[0]}: {message}\n{where[1]}')
-
-
 def _kind(t: type):
     "The kind of the values of type `t`: bool, int, float or object."
     if issubclass(t, (bool, np.bool_)):

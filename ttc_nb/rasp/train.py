@@ -38,7 +38,8 @@ import torch.nn.functional as F
 from ..core.protocol import Thoughts, IGNORE, accuracy, exact
 from ..train.fit import TrainConfig, at_least
 from ..train.files import load_json
-from ..runs.registry import Setup, Experiment, register, UsageError, made_on
+from ..runs.registry import Setup, Experiment, register, made_on
+from ..errors import UsageError
 from ..core.transformer import TransformerConfig, Encoder
 import ttc_nb.rasp.ops as R
 from .interpreter import library

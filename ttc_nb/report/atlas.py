@@ -30,7 +30,8 @@ import json
 import warnings
 from pathlib import Path
 import ttc_nb
-from ..train.files import load_json, BadRunFile
+from ..train.files import load_json
+from ..errors import BadRunFile
 import torch
 from ttc_nb.runs.registry import (
     get_experiment,
@@ -41,7 +42,7 @@ from ttc_nb.runs.registry import (
     measured,
     kept,
 )
-from ..train.fit import UsageError
+from ..errors import UsageError
 from .tables import Markdown, markdown_table
 
 

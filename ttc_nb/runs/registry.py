@@ -67,18 +67,12 @@ from ttc_nb.train.files import (
     load_checkpoint,
     load_latest,
     previous,
-    DamagedFile,
 )
+from ..errors import DamagedFile
 from .plots import plot_compute_curve, plot_learning
 from ..train.processes import Stop, Stopped, world, gather
-from ttc_nb.train.fit import (
-    UsageError,
-    default_device,
-    seed_everything,
-    compiled,
-    fit,
-    quiet_default,
-)
+from ..train.fit import default_device, seed_everything, compiled, fit, quiet_default
+from ..errors import UsageError
 
 
 # %% ../../nbs/09_runs.registry.ipynb #88e944fb

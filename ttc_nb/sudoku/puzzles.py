@@ -47,7 +47,8 @@ import torch
 from fastprogress.fastprogress import progress_bar
 from ..train.files import cached
 from ..train.fit import quiet_default
-from ..runs.registry import command, UsageError
+from ..runs.registry import command
+from ..errors import UsageError
 
 
 # %% ../../nbs/40_sudoku.puzzles.ipynb #c3e1acb8

@@ -8,9 +8,6 @@ __all__ = [
     'atomic_write',
     'save_json',
     'load_json',
-    'BadRunFile',
-    'DamagedFile',
-    'UnsafeCheckpoint',
     'MetricsLog',
     'save_checkpoint',
     'load_checkpoint',
@@ -33,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 import numpy as np
 import torch
+from ..errors import DamagedFile, UnsafeCheckpoint
 
 
 # %% ../../nbs/05_train.files.ipynb #8f4460b5
@@ -74,26 +72,6 @@ def save_json(obj, path):
 def load_json(path):
     "The JSON value stored in the file at `path`."
     return json.loads(Path(path).read_text())
-
-
-# %% ../../nbs/05_train.files.ipynb #02641bc5
-class BadRunFile(ValueError):
-    "A file of a run directory that cannot be used as it is."
-
-
-class DamagedFile(BadRunFile):
-    "A file that is missing, cut short or not what it should be (`why`), and what to do (`todo`)."
-
-    def __init__(self, path, why: str, todo: str):
-        super().__init__(path, why, todo)
-        self.path, self.why, self.todo = Path(path), why, todo
-
-    def __str__(self):
-        return f'{self.path} {self.why}: {self.todo}'
-
-
-class UnsafeCheckpoint(BadRunFile):
-    "A checkpoint holding more than tensors and plain values, refused: loading it could run code."
 
 
 # %% ../../nbs/05_train.files.ipynb #645ff9f2

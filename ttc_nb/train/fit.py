@@ -8,7 +8,6 @@ __all__ = [
     'seed_everything',
     'rng_state',
     'set_rng_state',
-    'UsageError',
     'ranged',
     'between',
     'at_least',
@@ -42,6 +41,7 @@ import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar, IN_NOTEBOOK
 from ..core.protocol import Recurrent, to_device
+from ..errors import UsageError
 from .files import MetricsLog, save_checkpoint, load_latest, keep_previous, previous
 from .processes import Stop, Stopped, world, rank_seed, process_mean, anyone, gather
 
@@ -94,10 +94,6 @@ def set_rng_state(s):
 
 
 # %% ../../nbs/07_train.fit.ipynb #99b3e9bb
-class UsageError(ValueError):
-    "An error the user made (a bad name, key or value): reported in one line, without a traceback."
-
-
 def ranged(default, check: Callable, allowed: str):
     "A dataclass field with `default` whose values must pass `check`; `allowed` describes them."
     return field(default=default, metadata=dict(check=check, allowed=allowed))

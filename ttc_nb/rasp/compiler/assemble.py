@@ -25,7 +25,7 @@ import torch
 import torch.nn as nn
 from fastcore.basics import patch
 import ttc_nb.rasp.ops as R
-from ..ops import RASPError
+from ...errors import RASPError
 from ..interpreter import Program
 from ..analysis import head_key
 from ttc_nb.rasp.compiler.values import (

@@ -17,7 +17,7 @@ __all__ = [
 # %% ../../../nbs/28_rasp.compiler.io.ipynb #b71dd07a
 import json
 import argparse
-from ..ops import RASPError
+from ...errors import RASPError
 from ..interpreter import Program, LIB
 from ..analysis import rasp_command, run_rasp, program_source, print_values
 
@@ -38,7 +38,8 @@ def save(model, path):
 
 def load(path):
     "The compiled model saved at `path`, read without running code, its program compiled again."
-    from ttc_nb.train.files import DamagedFile, UnsafeCheckpoint, load_checkpoint
+    from ttc_nb.train.files import load_checkpoint
+    from ttc_nb.errors import DamagedFile, UnsafeCheckpoint
     from ttc_nb.rasp.compiler.assemble import compile_rasp
 
     try:

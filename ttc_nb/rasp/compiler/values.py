@@ -25,7 +25,7 @@ import itertools
 import copy
 import numpy as np
 import ttc_nb.rasp.ops as R
-from ..ops import RASPError
+from ...errors import RASPError
 from ..analysis import postorder
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #fbd95304
