@@ -1,6 +1,8 @@
 import os
+import signal
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest
@@ -20,6 +22,25 @@ def ttc(*args, cwd=None, **kw):
     return subprocess.run(
         [*TTC, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, **kw
     )
+
+
+def ttc_start(*args, **kw):
+    "Start the `ttc` command line in a subprocess, on CPU, its output captured; returns the Popen."
+    env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
+    out = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) | kw
+    return subprocess.Popen([*TTC, *map(str, args)], env=env, **out)
+
+
+def kill_after_checkpoint(p, out, delay=0.0):
+    "SIGKILL `p`, a `ttc run --out out`, `delay` seconds after its first checkpoint in `out`."
+    deadline = time.time() + 120
+    while not (out / 'checkpoint.pt').exists():
+        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
+        time.sleep(0.01)
+    time.sleep(delay)
+    assert p.poll() is None, 'run finished before it could be killed: make it longer'
+    p.send_signal(signal.SIGKILL)
+    p.wait()
 
 
 # Meant for `f`s that wait on a subprocess.

@@ -10,7 +10,7 @@ import subprocess
 import time
 import pytest
 from ttc_nb.train.files import load_latest
-from conftest import TTC, concurrently, ttc
+from conftest import TTC, concurrently, kill_after_checkpoint, ttc, ttc_start
 
 # 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining
 # (update 60) and every step of the looped curriculum (updates 40, 60 and 120) fall inside the run;
@@ -79,21 +79,8 @@ def kill_delay(ref, seed):
 
 def kill_mid_training(args, out, delay):
     "Start a run, SIGKILL it `delay` seconds after its first checkpoint; the update it reached."
-    env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    p = subprocess.Popen(
-        [*TTC, *args, '--out', str(out)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.time() + 120
-    while not (out / 'checkpoint.pt').exists():
-        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
-        time.sleep(0.01)
-    time.sleep(delay)
-    assert p.poll() is None, 'run finished before it could be killed: make it longer'
-    p.send_signal(signal.SIGKILL)
-    p.wait()
+    p = ttc_start(*args, '--out', out, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    kill_after_checkpoint(p, out, delay)
     return records(out)[-1]['update']
 
 

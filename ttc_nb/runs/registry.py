@@ -67,6 +67,7 @@ from ttc_nb.train.files import (
     load_checkpoint,
     load_latest,
     previous,
+    RunLock,
 )
 from ..errors import DamagedFile
 from .plots import plot_compute_curve, plot_learning
@@ -474,104 +475,104 @@ def run_experiment(
     device, (rank, size) = torch.device(device or default_device()), world()
     exp, preset, cfg, run_dir = plan_run(name, preset, overrides, out, resume, size)
     run_dir = Path(gather(str(run_dir))[0])  # process 0's, when torchrun started several
-    seed_everything(cfg.seed)
-    if rank:
-        dist.barrier()  # process 0 builds and caches the datasets; the others read them
-    try:
-        s = exp.setup(cfg)
-    except ValueError as e:
-        raise UsageError(f'{exp.name}: {e}') from e  # a config value the setup refuses
-    if rank == 0 and size > 1:
-        dist.barrier()
-    if cfg.compile:
-        compiled(s.model)
-    scale = dict(
-        world_size=size, effective_batch_size=size * cfg.batch_size
-    )  # processes, and samples per update
-    env = environment(device)
-    if rank == 0:
-        if not resume:
-            save_json(
-                dict(
-                    experiment=exp.name,
-                    preset=preset,
-                    command=rerun_command(exp.name, preset, cfg),
-                    **scale,
-                    config=asdict(cfg),
-                ),
-                run_dir / 'config.json',
-            )
-        save_json(env, run_dir / 'env.json')
-    first = next(iter(s.evals.values()))
-    eval_fn = lambda m: (
-        compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0]
-        | {'steps': cfg.train_steps}
-        | (s.watch(m) if s.watch else {})
-    )
-    try:
-        with stop or contextlib.nullcontext():
-            fit(
-                s.model,
-                s.sample,
-                s.loss,
-                cfg,
-                eval_fn=eval_fn,
-                run_dir=run_dir,
-                resume=resume,
-                device=device,
-                curriculum=s.curriculum,
-                quiet=quiet,
-                stop=stop,
-            )
-    except Stopped as e:
-        e.run_dir, e.updates = run_dir, cfg.updates
+    # a new run checks again, once it holds the lock, that no run was written there meanwhile
+    with RunLock(run_dir, check=None if resume else lambda: _run_dir(exp, preset, run_dir)):
+        seed_everything(cfg.seed)
+        if rank:
+            dist.barrier()  # process 0 builds and caches the datasets; the others read them
+        try:
+            s = exp.setup(cfg)
+        except ValueError as e:
+            raise UsageError(f'{exp.name}: {e}') from e  # a config value the setup refuses
+        if rank == 0 and size > 1:
+            dist.barrier()
+        if cfg.compile:
+            compiled(s.model)
+        scale = dict(
+            world_size=size, effective_batch_size=size * cfg.batch_size
+        )  # processes, and samples per update
+        env = environment(device)
         if rank == 0:
-            wall = load_checkpoint(run_dir / 'checkpoint.pt')['elapsed']
-            save_json(
-                dict(
-                    experiment=exp.name,
-                    preset=preset,
-                    finished=False,
-                    stopped=e.reason,
-                    update=e.update,
-                    wall_time_s=round(wall, 2),
-                    **scale,
-                    config=asdict(cfg),
-                    env=env,
-                ),
-                run_dir / 'summary.json',
-            )
-        raise
-    if rank:
-        return run_dir  # the run is process 0's to measure and write
-    curve = evaluation_curve(
-        s,
-        sorted({*cfg.test_steps, cfg.train_steps}),
-        device,  # the final record always exists
-        progress=not (quiet_default() if quiet is None else quiet),
-    )
-    save_json(curve, run_dir / 'curve.json')
-    final = [r for r in curve if r['steps'] == cfg.train_steps]
-    wall = load_checkpoint(run_dir / 'checkpoint.pt')[
-        'elapsed'
-    ]  # training time, summed over resumptions
-    save_json(
-        dict(
-            experiment=exp.name,
-            preset=preset,
-            finished=True,
-            final=final,
-            curve=curve,
-            wall_time_s=round(wall, 2),
-            updates_per_s=round(cfg.updates / wall, 2),
-            **scale,
-            config=asdict(cfg),
-            env=env,
-        ),
-        run_dir / 'summary.json',
-    )
-    report(run_dir)
-    return run_dir
+            if not resume:
+                save_json(
+                    dict(
+                        experiment=exp.name,
+                        preset=preset,
+                        command=rerun_command(exp.name, preset, cfg),
+                        **scale,
+                        config=asdict(cfg),
+                    ),
+                    run_dir / 'config.json',
+                )
+            save_json(env, run_dir / 'env.json')
+        first = next(iter(s.evals.values()))
+        eval_fn = lambda m: (
+            compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0]
+            | {'steps': cfg.train_steps}
+            | (s.watch(m) if s.watch else {})
+        )
+        try:
+            with stop or contextlib.nullcontext():
+                fit(
+                    s.model,
+                    s.sample,
+                    s.loss,
+                    cfg,
+                    eval_fn=eval_fn,
+                    run_dir=run_dir,
+                    resume=resume,
+                    device=device,
+                    curriculum=s.curriculum,
+                    quiet=quiet,
+                    stop=stop,
+                )
+        except Stopped as e:
+            e.run_dir, e.updates = run_dir, cfg.updates
+            if rank == 0:
+                save_json(
+                    dict(
+                        experiment=exp.name,
+                        preset=preset,
+                        finished=False,
+                        stopped=e.reason,
+                        update=e.update,
+                        wall_time_s=round(load_checkpoint(run_dir / 'checkpoint.pt')['elapsed'], 2),
+                        **scale,
+                        config=asdict(cfg),
+                        env=env,
+                    ),
+                    run_dir / 'summary.json',
+                )
+            raise
+        if rank:
+            return run_dir  # the run is process 0's to measure and write
+        curve = evaluation_curve(
+            s,
+            sorted({*cfg.test_steps, cfg.train_steps}),
+            device,  # the final record always exists
+            progress=not (quiet_default() if quiet is None else quiet),
+        )
+        save_json(curve, run_dir / 'curve.json')
+        wall = load_checkpoint(run_dir / 'checkpoint.pt')[
+            'elapsed'
+        ]  # training time, summed over resumptions
+        save_json(
+            dict(
+                experiment=exp.name,
+                preset=preset,
+                finished=True,
+                final=[r for r in curve if r['steps'] == cfg.train_steps],
+                curve=curve,
+                wall_time_s=round(wall, 2),
+                updates_per_s=round(cfg.updates / wall, 2),
+                **scale,
+                config=asdict(cfg),
+                env=env,
+            ),
+            run_dir / 'summary.json',
+        )
+        report(run_dir)
+        return run_dir
 
 
 def _finished(run_dir):
@@ -655,14 +656,15 @@ def load_run(run_dir, device=None):
 def evaluate_run(run_dir, steps=None, device=None, quiet=None):
     "Recompute a trained run's `curve.json` and its plot, for `steps` (default the config's)."
     exp, cfg, s = load_run(run_dir, device)
-    curve = evaluation_curve(
-        s,
-        steps or cfg.test_steps,
-        next(s.model.parameters()).device,
-        progress=not (quiet_default() if quiet is None else quiet),
-    )
-    save_json(curve, Path(run_dir) / 'curve.json')
-    report(run_dir)
+    with RunLock(run_dir, 'wait for it to finish'):
+        curve = evaluation_curve(
+            s,
+            steps or cfg.test_steps,
+            next(s.model.parameters()).device,
+            progress=not (quiet_default() if quiet is None else quiet),
+        )
+        save_json(curve, Path(run_dir) / 'curve.json')
+        report(run_dir)
     return curve
 
 

@@ -8,6 +8,7 @@ __all__ = [
     'atomic_write',
     'save_json',
     'load_json',
+    'RunLock',
     'MetricsLog',
     'save_checkpoint',
     'load_checkpoint',
@@ -26,11 +27,15 @@ import json
 import pickle
 import zipfile
 import warnings
+import time
+import socket
+import contextlib
 from pathlib import Path
 from typing import Callable
 import numpy as np
 import torch
-from ..errors import DamagedFile, UnsafeCheckpoint
+from ..errors import DamagedFile, UnsafeCheckpoint, RunInUse
+from .processes import world, gather
 
 
 # %% ../../nbs/05_train.files.ipynb #8f4460b5
@@ -72,6 +77,88 @@ def save_json(obj, path):
 def load_json(path):
     "The JSON value stored in the file at `path`."
     return json.loads(Path(path).read_text())
+
+
+# %% ../../nbs/05_train.files.ipynb #fd6a1522
+try:
+    import fcntl
+except ImportError:  # Windows: a `RunLock` takes no lock
+    fcntl = None
+
+
+def _same_file(fd: int, path: Path):
+    "Whether `path` names the file open as `fd`."
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(path))
+    except FileNotFoundError:
+        return False
+
+
+def _holder(fd: int):
+    "Who holds the lock on the file `fd`, as the holder wrote there just after it took the lock."
+    for _ in range(20):  # a holder that has just taken the lock writes it within moments
+        try:
+            h = json.loads(os.pread(fd, 1000, 0))
+            return f'process {h["pid"]} on host {h["host"]}'
+        except (ValueError, KeyError, TypeError):
+            time.sleep(0.05)
+    return 'another process'
+
+
+class RunLock:
+    "Held while a process writes into `run_dir`; another `RunLock` on it meanwhile is `RunInUse`."
+
+    def __init__(self, run_dir, todo='wait for it to finish, or choose another --out', check=None):
+        self.dir, self.todo, self.check, self.fd = Path(run_dir), todo, check, None
+        self.path, self.made = self.dir / '.lock', False
+
+    def __enter__(self):
+        refused = None
+        if world()[0] == 0:  # under torchrun, process 0 holds it for all
+            try:
+                if fcntl:  # none on Windows: there, no lock is taken
+                    self._take()
+                if self.check:
+                    self.check()
+            except Exception as e:
+                self.__exit__()
+                refused = e
+        refused = gather(refused)[0]
+        if refused is not None:
+            raise refused  # in every process
+        return self
+
+    def _take(self):
+        "Take the lock, or raise `RunInUse`; then write this process's id and host in its file."
+        self.made = not self.dir.exists()
+        while self.fd is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            try:  # not truncated: it may name the holder
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                continue  # the directory was removed by a holder as it left
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                who = _holder(fd)
+                os.close(fd)
+                raise RunInUse(f'{self.dir} is in use by {who}: {self.todo}') from None
+            if _same_file(fd, self.path):
+                self.fd = fd
+            else:
+                os.close(fd)  # removed by a holder as it left: take the new file
+        os.ftruncate(self.fd, 0)
+        os.write(self.fd, json.dumps(dict(pid=os.getpid(), host=socket.gethostname())).encode())
+
+    def __exit__(self, *exc):
+        if self.fd is None:
+            return
+        self.path.unlink(missing_ok=True)  # while still held
+        os.close(self.fd)
+        self.fd = None
+        if self.made:
+            with contextlib.suppress(OSError):
+                self.dir.rmdir()  # only if empty
 
 
 # %% ../../nbs/05_train.files.ipynb #645ff9f2
