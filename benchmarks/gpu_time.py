@@ -63,6 +63,7 @@ from ttc_nb.core.protocol import compute_curve
 from ttc_nb.train.files import load_checkpoint, load_json, save_json
 from ttc_nb.train.fit import Objective, lr_schedule, train_step, seed_everything
 from ttc_nb.runs.registry import EXPERIMENTS, environment, get_experiment
+from ttc_nb.report.costs import GPU_TIME
 from ttc_nb.cli import load_modules
 
 H100 = dict(name='NVIDIA H100 SXM5', bf16_flops_per_s=989e12, bytes_per_s=3.35e12, host_cores=16)
@@ -343,7 +344,7 @@ def main():
     p.add_argument(
         '--cpu-threads', type=int, default=2, help='threads for the real CPU timing (default 2)'
     )
-    p.add_argument('--out', default='nbs/results/gpu-time-h100.json')
+    p.add_argument('--out', default=str(Path('nbs/results') / GPU_TIME))
     args = p.parse_args()
     torch.set_num_threads(1)
     load_modules()

@@ -10,7 +10,8 @@ import torch
 from conftest import ROOT
 from ttc_nb.cli import load_modules
 from ttc_nb.train.files import load_json
-from ttc_nb.runs.registry import EXPERIMENTS, gpu_minutes
+from ttc_nb.runs.registry import EXPERIMENTS
+from ttc_nb.report.costs import GPU_TIME, gpu_minutes
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 import gpu_time
@@ -117,10 +118,10 @@ def test_the_committed_estimates_cover_every_gpu_preset_within_20_minutes():
     for preset in presets:
         names = [n for n, e in EXPERIMENTS.items() if preset in e.presets]
         lines = gpu_minutes(
-            names, ROOT / 'nbs' / 'results' / 'gpu-time-h100.json', preset
+            names, ROOT / 'nbs' / 'results', preset
         ).splitlines()  # refuses a stale estimate
         assert len(lines) == len(names)
-    rows = load_json(ROOT / 'nbs' / 'results' / 'gpu-time-h100.json')['rows']
+    rows = load_json(ROOT / 'nbs' / 'results' / GPU_TIME)['rows']
     assert max(r['total_min'] for r in rows) <= 20
     assert all(
         r['generation_s'] > 0 for r in rows if r['experiment'].startswith('recurrence-')

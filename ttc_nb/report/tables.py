@@ -17,7 +17,8 @@ __all__ = [
 # %% ../../nbs/60_report.tables.ipynb #b595b1ca
 from pathlib import Path
 from ..train.files import load_json
-from ..runs.registry import command_sets, CPU_RUN_H
+from ..runs.registry import command_sets
+from .costs import CPU_RUN_H
 
 
 # %% ../../nbs/60_report.tables.ipynb #d4a2eac4

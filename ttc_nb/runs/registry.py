@@ -6,7 +6,6 @@
 __all__ = [
     'EXPERIMENTS',
     'COMMANDS',
-    'CPU_RUN_H',
     'apply_overrides',
     'Setup',
     'Costs',
@@ -37,8 +36,6 @@ __all__ = [
     'measured',
     'weights_hash',
     'kept',
-    'gpu_minutes',
-    'preset_costs',
 ]
 
 # %% ../../nbs/09_runs.registry.ipynb #967d03bc
@@ -709,61 +706,3 @@ def kept(run_dir, name: str):
     if not path.exists() or (k := load_json(path)).get('checkpoint') != weights_hash(run_dir):
         return None
     return k['value']
-
-
-# %% ../../nbs/09_runs.registry.ipynb #0066fbcd
-def gpu_minutes(names, path=Path('results') / 'gpu-time-h100.json', preset='gpu'):
-    "One line per experiment of `names`: its `preset`'s updates and estimated minutes on one H100."
-    est = load_json(path)
-    rows = {(r['experiment'], r.get('preset', 'gpu')): r for r in est['rows']}
-    rerun = lambda name: f'run benchmarks/gpu_time.py --experiments {name} --presets {preset}'
-
-    def line(name):
-        if (name, preset) not in rows:
-            raise UsageError(
-                f'{path} has no estimate for {name} at its {preset} preset: {rerun(name)}'
-            )
-        r, config = (
-            rows[name, preset],
-            json.loads(json.dumps(get_experiment(name).presets[preset])),
-        )  # as JSON wrote it
-        if r['config'] != config:
-            raise UsageError(f'{path} estimated another {preset} preset of {name}: {rerun(name)}')
-        build = (
-            f', {r["data_build"]["s"] / 60:.1f} min of it building the data'
-            if r['data_build']
-            else ''
-        )
-        h = r.get('cpu_train_h', 0)
-        cpu = (
-            f'; on {r["cpu_threads"]} thread{"s" if r["cpu_threads"] > 1 else ""} '
-            f'of a {est["env"]["cpus"]}-core {est["env"]["device_name"]}: '
-            f'{r["cpu_update_s"] * 1e3:.1f} ms an update, {"at most " if r["bound"] else ""}'
-            f'{f"{h:.1f} h" if h >= 1 else f"{60 * h:.0f} min"} of training'
-            if 'cpu_train_h' in r
-            else ''
-        )
-        return (
-            f'{name}{"" if preset == "gpu" else f" ({preset})"}: '
-            f'{r["updates"]:,} updates of {r["batch_size"]} at {r["update_s"] * 1e3:.1f} ms, '
-            f'{"at most " if r["bound"] else ""}{r["total_min"]:.1f} min{build}{cpu}'
-        )
-
-    return '\n'.join(map(line, names))
-
-
-# %% ../../nbs/09_runs.registry.ipynb #prcost0
-CPU_RUN_H = 2.0  # hours of training on the CPU beyond which a preset needs a GPU
-
-
-def preset_costs(names, preset='gpu', path=Path('results') / 'gpu-time-h100.json') -> dict:
-    "{name: (minutes estimated on one H100, hours of training measured on the CPU)} of `preset`."
-    rows = {(r['experiment'], r.get('preset', 'gpu')): r for r in load_json(path)['rows']}
-    if missing := [
-        n for n in names if (n, preset) not in rows or 'cpu_train_h' not in rows[n, preset]
-    ]:
-        raise UsageError(
-            f'{path} has no CPU timing of {", ".join(missing)} at the {preset} preset: '
-            'run benchmarks/gpu_time.py'
-        )
-    return {n: (rows[n, preset]['total_min'], rows[n, preset]['cpu_train_h']) for n in names}
