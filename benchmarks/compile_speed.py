@@ -21,7 +21,6 @@ import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import compiled, default_device, fit, seed_everything
 from ttc_nb.runs.registry import environment, get_experiment
-from ttc_nb.cli import load_modules
 
 FAMILIES = (
     'prefix-parity',
@@ -81,7 +80,6 @@ def main():
     args = p.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    load_modules()
     device = torch.device(args.device or default_device())
     rows = []
     for name in args.experiments.split(','):

@@ -62,9 +62,8 @@ from torch.utils.flop_counter import flop_registry
 from ttc_nb.core.protocol import compute_curve
 from ttc_nb.train.files import load_checkpoint, load_json, save_json
 from ttc_nb.train.fit import Objective, lr_schedule, train_step, seed_everything
-from ttc_nb.runs.registry import EXPERIMENTS, environment, get_experiment
+from ttc_nb.runs.registry import all_experiments, environment, get_experiment
 from ttc_nb.report.costs import GPU_TIME
-from ttc_nb.cli import load_modules
 
 H100 = dict(name='NVIDIA H100 SXM5', bf16_flops_per_s=989e12, bytes_per_s=3.35e12, host_cores=16)
 ASSUME = dict(
@@ -347,9 +346,8 @@ def main():
     p.add_argument('--out', default=str(Path('nbs/results') / GPU_TIME))
     args = p.parse_args()
     torch.set_num_threads(1)
-    load_modules()
     presets = args.presets.split(',')
-    names = args.experiments.split(',') if args.experiments else list(EXPERIMENTS)
+    names = args.experiments.split(',') if args.experiments else list(all_experiments())
     todo = [(n, p) for n in names for p in presets if p in get_experiment(n).presets]
     measured, dispatch_s = dispatch_seconds(), ASSUME['dispatch_s']
     print(

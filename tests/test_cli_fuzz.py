@@ -11,10 +11,10 @@ import shutil
 from pathlib import Path
 import pytest
 import torch
-from ttc_nb.cli import main, load_modules
-from ttc_nb.runs.registry import EXPERIMENTS, run_experiment
+from ttc_nb.cli import main
+from ttc_nb.runs.registry import all_experiments, run_experiment
 
-load_modules()
+EXPERIMENTS = all_experiments()
 DRAWS = 400
 
 VALUES = [

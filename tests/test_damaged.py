@@ -10,13 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from ttc_nb.cli import main, load_modules
+from ttc_nb.cli import main
 from ttc_nb.train.files import load_checkpoint, previous
 from ttc_nb.errors import UnsafeCheckpoint
 from ttc_nb.train.processes import Stop, Stopped
 from ttc_nb.runs.registry import run_experiment, ensure_run, load_run
 
-load_modules()
 SETS = ['ckpt_every=5']  # prefix-parity's ci preset, 40 updates, a checkpoint every 5
 
 

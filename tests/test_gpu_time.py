@@ -8,15 +8,14 @@ import sys
 import pytest
 import torch
 from conftest import ROOT
-from ttc_nb.cli import load_modules
 from ttc_nb.train.files import load_json
-from ttc_nb.runs.registry import EXPERIMENTS
+from ttc_nb.runs.registry import all_experiments
 from ttc_nb.report.costs import GPU_TIME, gpu_minutes
 
 sys.path.insert(0, str(ROOT / 'benchmarks'))
 import gpu_time
 
-load_modules()
+EXPERIMENTS = all_experiments()
 
 
 def test_counts_a_matmul_exactly_and_views_launch_no_kernel():

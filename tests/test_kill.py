@@ -38,8 +38,9 @@ SERVER = """
 import os, sys, json, signal, traceback
 # imported by the optimiser and the plots on first use: once, here
 import torch._dynamo, matplotlib.pyplot
-from ttc_nb.cli import main, load_modules
-load_modules()
+from ttc_nb.cli import main
+from ttc_nb.runs.registry import all_experiments
+all_experiments()  # every experiment's module, imported once, here, not in each fork
 signal.signal(signal.SIGCHLD, signal.SIG_IGN)
 for line in sys.stdin:
     argv, log = json.loads(line)

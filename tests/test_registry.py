@@ -1,16 +1,31 @@
-"""The experiment registry and config overrides.
+"""The experiment registry, its catalogue, and config overrides.
 
-And every registered experiment's `ci` preset, end to end."""
+The catalogue names every experiment and command with its module, and every catalogued
+experiment's `ci` preset runs end to end."""
 
+import argparse
 import dataclasses
+import importlib
+import inspect
+import json
+import pkgutil
+import subprocess
+import sys
 import pytest
+import ttc_nb
 from ttc_nb.train.files import load_json
 from ttc_nb.train.fit import TrainConfig, loss_fell
-from ttc_nb.runs.registry import EXPERIMENTS, apply_overrides, get_experiment, run_experiment
+from ttc_nb.runs.catalogue import EXPERIMENT_MODULES, COMMANDS, load_command
+from ttc_nb.runs.registry import (
+    EXPERIMENTS,
+    all_experiments,
+    apply_overrides,
+    get_experiment,
+    run_experiment,
+)
 from ttc_nb.errors import UsageError
-from ttc_nb.cli import load_modules
 
-load_modules()
+ALL = all_experiments()
 
 
 @dataclasses.dataclass
@@ -61,9 +76,75 @@ def test_unknown_experiment_lists_valid():
         get_experiment('nope')
 
 
-@pytest.mark.parametrize('name', sorted(EXPERIMENTS))
+def import_every_module():
+    "Import every module of the package, so that each registers what it defines."
+    for m in pkgutil.walk_packages(ttc_nb.__path__, 'ttc_nb.'):
+        if m.name != 'ttc_nb._modidx':
+            importlib.import_module(m.name)
+
+
+def test_the_catalogue_names_every_experiment_with_its_module():
+    "After every module is imported, the experiments registered are the catalogue's, each its own."
+    import_every_module()
+    assert sorted(EXPERIMENTS) == sorted(EXPERIMENT_MODULES)
+    assert {name: e.setup.__module__ for name, e in EXPERIMENTS.items()} == EXPERIMENT_MODULES
+
+
+# A command is a function `NAME_command(parser)` that adds its arguments to `parser`;
+# `rasp_command`, the interpreter's arguments, is part of `ttc rasp`, which adds the compiler's.
+PART_OF_A_COMMAND = {'ttc_nb.rasp.analysis.rasp_command'}
+
+
+def adds_arguments(f):
+    "Whether `f` is a function of one argument, `parser`."
+    return inspect.isfunction(f) and list(inspect.signature(f).parameters) == ['parser']
+
+
+def test_the_catalogue_names_every_command_with_its_module():
+    "Each catalogued command's function is defined in its module; no other command is left out."
+    import_every_module()
+    found = {
+        f'{m}.{name}'
+        for m in sorted(m for m in sys.modules if m.startswith('ttc_nb.'))
+        for name in getattr(sys.modules[m], '__all__', ())
+        if name.endswith('_command') and adds_arguments(getattr(sys.modules[m], name))
+    }
+    assert found == {f'{m}.{f}' for m, f, _ in COMMANDS.values()} | PART_OF_A_COMMAND
+    for name, (module, function, help) in COMMANDS.items():
+        add = load_command(name)
+        assert (add.__module__, add.__name__) == (module, function) and help
+        parser = argparse.ArgumentParser()
+        add(parser)
+        assert parser.format_help() != argparse.ArgumentParser().format_help(), name
+
+
+def test_get_experiment_imports_its_module_on_demand():
+    "In a fresh Python: the experiment's module alone, and an unknown name lists the catalogue's."
+    script = """
+import sys, json
+import ttc_nb.runs.registry as r
+from ttc_nb.errors import UsageError
+before = 'ttc_nb.act.model' in sys.modules
+r.get_experiment('act-parity')
+try:
+    r.get_experiment('nope')
+except UsageError as e:
+    error = str(e)
+methods = {'ttc_nb.act.model', 'ttc_nb.sudoku.rrn', 'ttc_nb.looped.model'}
+print(json.dumps([before, sorted(methods & set(sys.modules)), error]))
+"""
+    r = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == [
+        False,
+        ['ttc_nb.act.model'],
+        f"unknown experiment 'nope'; valid experiments: {', '.join(sorted(EXPERIMENT_MODULES))}",
+    ]
+
+
+@pytest.mark.parametrize('name', sorted(ALL))
 def test_presets_build_typed_configs(name):
-    e = EXPERIMENTS[name]
+    e = ALL[name]
     assert {'ci', 'cpu', 'gpu'} <= set(e.presets) and e.description
     for p in e.presets:
         cfg = e.config(p)
@@ -77,11 +158,11 @@ def test_presets_build_typed_configs(name):
             assert isinstance(getattr(cfg, k), t), (p, k)
 
 
-@pytest.mark.parametrize('name', sorted(EXPERIMENTS))
+@pytest.mark.parametrize('name', sorted(ALL))
 def test_ci_preset_runs_end_to_end(name, tmp_path):
     run = run_experiment(name, 'ci', out=tmp_path / 'run', device='cpu', quiet=True)
     s = load_json(run / 'summary.json')
-    cfg = EXPERIMENTS[name].config('ci')
+    cfg = ALL[name].config('ci')
     assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
     assert s['final'] and {r['steps'] for r in s['final']} == {
         cfg.train_steps

@@ -12,7 +12,6 @@ from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / 'tools'))
 import slim_results as S
-from ttc_nb.cli import load_modules
 from ttc_nb.runs.registry import stale_runs
 
 FILES = S.tracked()  # the committed files under nbs/results that are still on disk
@@ -160,5 +159,4 @@ def test_slim_keeps_the_weights_of_a_loaded_run_alone_and_removes_the_rest(tmp_p
 # A committed run is read, never retrained: no preset or default may have moved.
 def test_every_committed_run_is_still_built_by_its_preset():
     "Each committed run's recorded command still builds its recorded config."
-    load_modules()
     assert stale_runs(ROOT / 'nbs' / 'results') == {}

@@ -450,9 +450,6 @@ def checkpoint_problem(path):
 
 
 def _registry():
-    from ttc_nb.cli import load_modules
-
-    load_modules()
     from ttc_nb.runs import registry
 
     return registry
@@ -469,7 +466,7 @@ def command_problem(path):
         return f'{path}: command is not a `ttc run` line'
     from ttc_nb.cli import parser
 
-    args = parser().parse_args(argv[1:])
+    args = parser(argv[1:]).parse_args(argv[1:])
     try:
         exp = runs.get_experiment(args.experiment)
         same = (args.experiment, args.preset, exp.config(args.preset, args.set)) == (

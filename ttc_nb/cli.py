@@ -4,9 +4,6 @@
 
 # %% auto #0
 __all__ = [
-    'LIGHT',
-    'load_modules',
-    'declared',
     'Parser',
     'cmd_list',
     'cmd_run',
@@ -26,34 +23,9 @@ import time
 import warnings
 import argparse
 import dataclasses
-import importlib
-import pkgutil
 from pathlib import Path
-import ttc_nb
 from .errors import UserError
-
-
-# %% ../nbs/90_cli.ipynb #deb01a8f
-def load_modules():
-    "Import every module of ttc_nb, so that their experiments and commands register."
-    for m in pkgutil.walk_packages(ttc_nb.__path__, 'ttc_nb.'):
-        if m.name not in ('ttc_nb.cli', 'ttc_nb._modidx'):
-            importlib.import_module(m.name)
-
-
-# commands whose module imports no PyTorch, and that module, which holds `COMMAND`:
-# (help, the function that adds the arguments)
-LIGHT = {'rasp': 'ttc_nb.rasp.compiler.io'}
-
-
-def declared() -> dict:
-    "The commands the package's modules declare with `@command(name, help)`, as name: help."
-    # a decorator too long for one line is written over several
-    return dict(
-        kv
-        for f in sorted(Path(ttc_nb.__file__).parent.rglob('*.py'))
-        for kv in re.findall(r"^@command\(\s*'([\w-]+)',\s*'([^']*)',?\s*\)", f.read_text(), re.M)
-    )
+from .runs.catalogue import EXPERIMENT_MODULES, COMMANDS, load_command
 
 
 # %% ../nbs/90_cli.ipynb #e068d3e1
@@ -120,11 +92,12 @@ def _duration(s):
 
 # %% ../nbs/90_cli.ipynb #16209bff
 def cmd_list(args):
-    "`ttc list`: print each registered experiment with its presets and description, one a line."
-    from ttc_nb.runs.registry import EXPERIMENTS
+    "`ttc list`: print each experiment with its presets and description, one a line."
+    from ttc_nb.runs.registry import all_experiments
 
-    w = max(map(len, EXPERIMENTS))
-    for name, e in sorted(EXPERIMENTS.items()):
+    experiments = all_experiments()
+    w = max(map(len, experiments))
+    for name, e in experiments.items():
         print(f'{name:{w}}  [{"|".join(e.presets)}]  {e.description}')
 
 
@@ -254,15 +227,8 @@ def cmd_convert(args):
 
 # %% ../nbs/90_cli.ipynb #1e79fdcb
 def parser(argv: list = None):
-    "The `ttc` argument parser for `argv`, with every module imported but for `LIGHT` and `--help`."
+    "The `ttc` argument parser for `argv`; of the catalogue's commands, it imports the one named."
     word = next((a for a in argv or () if not a.startswith('-')), None)
-    light = argv is not None and (
-        word in LIGHT or (word is None and bool({'-h', '--help'} & set(argv)))
-    )
-    if not light:
-        load_modules()
-    runs = sys.modules.get('ttc_nb.runs.registry')  # imported: its experiments and commands
-    EXPERIMENTS, COMMANDS = (runs.EXPERIMENTS, runs.COMMANDS) if runs else ({}, {})
     p = Parser(prog='ttc', description='ttc_nb: test-time compute experiments.')
     sub = p.add_subparsers(dest='command', required=True, parser_class=Parser)
     sub.add_parser('list', help='list experiments and their presets').set_defaults(func=cmd_list)
@@ -270,9 +236,9 @@ def parser(argv: list = None):
     r.add_argument(
         'experiment',
         nargs='?',
-        choices=sorted(EXPERIMENTS),
+        choices=sorted(EXPERIMENT_MODULES),
         metavar='EXPERIMENT',
-        help=f'one of: {", ".join(sorted(EXPERIMENTS))} '
+        help=f'one of: {", ".join(sorted(EXPERIMENT_MODULES))} '
         '(with --resume: read from the run directory)',
     )
     r.add_argument(
@@ -343,14 +309,11 @@ def parser(argv: list = None):
         'only for a file whose origin you trust',
     )
     c.set_defaults(func=cmd_convert)
-    for name, (help, add) in sorted(COMMANDS.items()):
-        add(sub.add_parser(name, help=help))
-    for name, help in declared().items():
-        if name not in COMMANDS:
-            sub.add_parser(name, help=help)  # for --help: not imported, listed
-    for name, module in LIGHT.items():
-        help, add = importlib.import_module(module).COMMAND
-        add(sub.add_parser(name, help=help))
+    for name, (_, _, help) in sorted(COMMANDS.items()):
+        # each listed by --help; its module imported to run it, or for a parser of all (argv None)
+        command_parser = sub.add_parser(name, help=help)
+        if argv is None or name == word:
+            load_command(name)(command_parser)
     return p
 
 

@@ -35,7 +35,6 @@ from ..errors import BadRunFile
 import torch
 from ttc_nb.runs.registry import (
     get_experiment,
-    command,
     read_run_file,
     evaluation_curve,
     load_run,
@@ -376,9 +375,6 @@ def write_atlas(curves: list, names: list, out) -> list:
     return rows
 
 
-@command(
-    'atlas', 'compare the compute curves of runs: figures and a table of what more iterations buy'
-)
 def atlas_command(parser):
     "Add the arguments of `ttc atlas` to `parser`."
     parser.add_argument(

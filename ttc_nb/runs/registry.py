@@ -5,14 +5,13 @@
 # %% auto #0
 __all__ = [
     'EXPERIMENTS',
-    'COMMANDS',
     'apply_overrides',
     'Setup',
     'Costs',
     'Experiment',
     'register',
     'get_experiment',
-    'command',
+    'all_experiments',
     'environment',
     'rerun_command',
     'command_sets',
@@ -49,6 +48,7 @@ import subprocess
 import contextlib
 import dataclasses
 import typing
+import importlib
 from dataclasses import dataclass, field, asdict
 from datetime import datetime, timezone
 from pathlib import Path
@@ -71,6 +71,7 @@ from .plots import plot_compute_curve, plot_learning
 from ..train.processes import Stop, Stopped, world, gather
 from ..train.fit import default_device, seed_everything, compiled, fit, quiet_default
 from ..errors import UsageError
+from .catalogue import EXPERIMENT_MODULES
 
 
 # %% ../../nbs/09_runs.registry.ipynb #88e944fb
@@ -169,32 +170,27 @@ EXPERIMENTS = {}
 
 
 def register(exp: Experiment):
-    "Add `exp` to the registry the `ttc` command line reads."
+    "Add `exp` to the registry, where `get_experiment` finds it."
     EXPERIMENTS[exp.name] = exp
     return exp
 
 
+# %% ../../nbs/09_runs.registry.ipynb #fad23c42
 def get_experiment(name):
-    "The registered experiment called `name`; a `UsageError` that lists the valid ones if unknown."
+    "The experiment called `name`, its module imported if need be; a `UsageError` if unknown."
+    if name not in EXPERIMENTS and name in EXPERIMENT_MODULES:
+        importlib.import_module(EXPERIMENT_MODULES[name])  # which registers it
     if name not in EXPERIMENTS:
         raise UsageError(
-            f'unknown experiment {name!r}; valid experiments: {", ".join(sorted(EXPERIMENTS))}'
+            f'unknown experiment {name!r}; '
+            f'valid experiments: {", ".join(sorted({*EXPERIMENTS, *EXPERIMENT_MODULES}))}'
         )
     return EXPERIMENTS[name]
 
 
-# %% ../../nbs/09_runs.registry.ipynb #fad23c42
-COMMANDS = {}
-
-
-def command(name, help):
-    "Register `f(parser)` as the `ttc NAME` subcommand."
-
-    def deco(f):
-        COMMANDS[name] = (help, f)
-        return f
-
-    return deco
+def all_experiments():
+    "Every experiment of the catalogue, its module imported: {name: experiment}, by name."
+    return {name: get_experiment(name) for name in sorted(EXPERIMENT_MODULES)}
 
 
 # %% ../../nbs/09_runs.registry.ipynb #68a93aec

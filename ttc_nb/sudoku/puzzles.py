@@ -47,7 +47,6 @@ import torch
 from fastprogress.fastprogress import progress_bar
 from ..train.files import cached
 from ..train.fit import quiet_default
-from ..runs.registry import command
 from ..errors import UsageError
 
 
@@ -566,7 +565,6 @@ def _generate_cmd(args):
 
 
 # %% ../../nbs/40_sudoku.puzzles.ipynb #dd3541c2
-@command('sudoku', 'solve and generate Sudoku puzzles')
 def sudoku_command(parser):
     "Add `ttc sudoku solve` and `ttc sudoku generate` to the `ttc sudoku` parser."
     sub = parser.add_subparsers(dest='sudoku_command', required=True, parser_class=type(parser))

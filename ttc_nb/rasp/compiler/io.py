@@ -6,7 +6,6 @@
 __all__ = [
     'FORMAT',
     'MAX_LEN',
-    'COMMAND',
     'save',
     'load',
     'compiled_values',
@@ -171,11 +170,3 @@ def rasp_compile_command(parser):
         help=f'with --compile: the longest input (default {MAX_LEN})',
     )
     parser.set_defaults(func=_cmd)
-
-
-# `ttc rasp`, which imports PyTorch only for --compile: the command line adds it without importing
-# the rest of the package
-COMMAND = (
-    'run a RASP program (Weiss et al. 2021) on an input, analyse it, compile it, or open a REPL',
-    rasp_compile_command,
-)
