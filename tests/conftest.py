@@ -43,6 +43,19 @@ def kill_after_checkpoint(p, out, delay=0.0):
     p.wait()
 
 
+# `r`: a CompletedProcess, or the (exit code, stdout, stderr) of a command run in this process. With
+# `line`, stderr is that line exactly and stdout is empty.
+def one_line_error(r, *needles, line=None):
+    "Assert that `r` exited with 2 and one line on stderr, no traceback, holding each of `needles`."
+    code, out, err = (r.returncode, r.stdout, r.stderr) if hasattr(r, 'returncode') else r
+    assert code == 2, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and 'Traceback' not in err, err
+    for n in needles:
+        assert str(n) in lines[0], (n, lines[0])
+    assert line is None or (err, out) == (f'{line}\n', ''), (out, err)
+
+
 # Meant for `f`s that wait on a subprocess.
 def concurrently(f, items):
     "`f(item)` for each of `items`, as many at a time as there are cores; the results, in order."

@@ -3,7 +3,7 @@
 The table has a row for every method."""
 
 import json
-from conftest import ttc, ROOT
+from conftest import ttc, ROOT, one_line_error
 
 METHODS = {
     'ACT',
@@ -51,15 +51,6 @@ def test_a_bad_directory_is_skipped_while_a_run_remains(tmp_path):
         r.stderr == f'ttc: warning: skipped: {tmp_path} is not a run directory (no config.json)\n'
     )
     assert {x['method'] for x in json.loads(r.stdout)} == {'prefix-parity'}
-
-
-def one_line_error(r, needle):
-    assert r.returncode == 2, (r.returncode, r.stderr)
-    assert (
-        len(r.stderr.strip().splitlines()) == 1
-        and 'Traceback' not in r.stderr
-        and needle in r.stderr
-    ), r.stderr
 
 
 def test_errors_when_no_run_remains(tmp_path):

@@ -15,6 +15,7 @@ from ttc_nb.train.files import load_checkpoint, previous
 from ttc_nb.errors import UnsafeCheckpoint
 from ttc_nb.train.processes import Stop, Stopped
 from ttc_nb.runs.registry import run_experiment, ensure_run, load_run
+from conftest import one_line_error
 
 SETS = ['ckpt_every=5']  # prefix-parity's ci preset, 40 updates, a checkpoint every 5
 
@@ -34,15 +35,6 @@ def ttc(*argv):
         except SystemExit as e:
             code = e.code or 0
     return code, out.getvalue(), err.getvalue()
-
-
-def one_line_error(res, *needles):
-    code, _, err = res
-    assert code == 2, (code, err)
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and 'Traceback' not in err, err
-    for n in needles:
-        assert str(n) in lines[0], (n, lines[0])
 
 
 def records(run):

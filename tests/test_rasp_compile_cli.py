@@ -7,7 +7,7 @@ starts without PyTorch."""
 import json
 import subprocess
 import sys
-from conftest import ttc, ttc_many
+from conftest import ttc, ttc_many, one_line_error
 from ttc_nb.rasp.interpreter import library
 from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 
@@ -63,13 +63,6 @@ def test_analyse_json_is_the_compiled_models_shape():
     assert json.loads(r.stdout)['layers'] == 3 and r.stdout.count('\n') == 1  # the analysis's 3
 
 
-def one_line_error(r, text):
-    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
-    assert r.stdout == '' and 'Traceback' not in r.stderr and r.stderr == f'ttc: error: {text}\n', (
-        r.stderr
-    )
-
-
 def test_errors_exit_2_with_one_line(tmp_path):
     (f := tmp_path / 'p.rasp').write_text('x = tokens == "a";\n')
     rs = ttc_many(
@@ -79,14 +72,15 @@ def test_errors_exit_2_with_one_line(tmp_path):
         ('rasp', 'lib:sort', '--vocab', 'ab'),
         ('rasp', f, '--compile', '--vocab', 'ab', '--input', 'ab', '--name', 'nope'),
     )
-    one_line_error(
-        rs[0],
+    texts = [
         '--compile needs --vocab CHARS for a program file: the characters its inputs may hold',
-    )
-    one_line_error(rs[1], "the token 'x' of the input is not in the vocabulary 'abcd' (--vocab)")
-    one_line_error(rs[2], 'the input has 4 tokens, more than --max-len 3')
-    one_line_error(rs[3], '--vocab and --max-len go with --compile')
-    one_line_error(rs[4], "the program has no s-op named 'nope'; its s-ops: x")
+        "the token 'x' of the input is not in the vocabulary 'abcd' (--vocab)",
+        'the input has 4 tokens, more than --max-len 3',
+        '--vocab and --max-len go with --compile',
+        "the program has no s-op named 'nope'; its s-ops: x",
+    ]
+    for r, text in zip(rs, texts, strict=True):
+        one_line_error(r, line=f'ttc: error: {text}')
 
 
 def imports_torch(*argv, stdin='') -> bool:

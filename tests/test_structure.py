@@ -8,6 +8,7 @@ import builtins
 import json
 import re
 import sys
+from fastcore import test as fastcore_test
 from conftest import ROOT
 
 LIB, NBS = ROOT / 'ttc_nb', ROOT / 'nbs'
@@ -249,28 +250,66 @@ def _defined(src):
     return names
 
 
-# Tested: followed by a code cell that uses one of their
-# names. The uncovered are listed as 'notebook: names'.
+# fastcore's checks: `test_eq`, `test_fail`, `test_close`, ..., and `ExceptionExpected`.
+CHECKS = {n for n in fastcore_test.__all__ if n.startswith('test')} | {
+    'expect_fail',
+    'ExceptionExpected',
+}
+
+
+# A cell checks something when it holds an `assert` or calls one of CHECKS. Lines of IPython magic
+# (`%time`, `!ls`) are left out before parsing.
+def _checks(src):
+    "Whether a cell's code asserts something: an `assert` statement or a call to a fastcore check."
+    try:
+        tree = ast.parse(re.sub(r'^\s*[%!].*$', '', src, flags=re.M))
+    except SyntaxError:
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assert):
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            if (f.id if isinstance(f, ast.Name) else getattr(f, 'attr', None)) in CHECKS:
+                return True
+    return False
+
+
+# An export cell's test is among the code cells right after it, up to the next markdown or export
+# cell (prose just after the export cell is passed over): often a cell that shows a result, then a
+# hidden cell that checks it.
+def _following(cells, i):
+    "The sources of the code cells that follow export cell `i` of `cells`, as above."
+    out = []
+    for c in cells[i + 1 :]:
+        src = ''.join(c['source'])
+        if c['cell_type'] != 'code':
+            if out:
+                break
+            continue
+        if re.match(r'#\|\s*export', src):
+            break
+        out.append(src)
+    return out
+
+
+# Tested: one of the cells that follow uses one of their names and checks something. The uncovered
+# are listed as 'notebook: names'.
 def coverage(nbs=NBS):
-    "(export cells that define names, those tested by the next code cell, the uncovered)."
+    "(export cells that define names, those a following cell uses and checks, the uncovered)."
     total, covered, missing = 0, 0, []
     for nb in sorted(nbs.glob('*.ipynb')):
-        code = [
-            ''.join(c['source'])
-            for c in json.loads(nb.read_text())['cells']
-            if c['cell_type'] == 'code'
-        ]
-        for i, src in enumerate(code):
-            if not re.match(r'#\|\s*export', src):
+        cells = json.loads(nb.read_text())['cells']
+        for i, c in enumerate(cells):
+            src = ''.join(c['source'])
+            if c['cell_type'] != 'code' or not re.match(r'#\|\s*export', src):
                 continue
             names = _defined(re.sub(r'^#\|.*$', '', src, flags=re.M))
             if not names:
                 continue
             total += 1
-            nxt = code[i + 1] if i + 1 < len(code) else ''
-            if not re.match(r'#\|\s*export', nxt) and any(
-                re.search(rf'\b{re.escape(n)}\b', nxt) for n in names
-            ):
+            uses = lambda s: any(re.search(rf'\b{re.escape(n)}\b', s) for n in names)
+            if any(uses(s) and _checks(s) for s in _following(cells, i)):
                 covered += 1
             else:
                 missing.append(f'{nb.name}: {", ".join(sorted(names))[:80]}')
@@ -279,25 +318,40 @@ def coverage(nbs=NBS):
 
 def test_at_least_90_percent_of_export_cells_are_followed_by_their_test():
     total, covered, missing = coverage()
-    print(f'{covered} of {total} export cells are followed by a cell that uses what they define')
+    print(f'{covered} of {total} export cells are followed by a cell that uses and checks them')
     assert covered >= 0.9 * total, '\n'.join(missing)
 
 
-def test_coverage_counts_only_a_following_cell_that_uses_the_definition(tmp_path):
+def test_coverage_counts_only_a_following_cell_that_uses_the_definition_and_checks(tmp_path):
     cell = lambda s: dict(cell_type='code', source=s)
     nb = dict(
         cells=[
             cell('#| export\nimport os'),
             cell('#| export\ndef f(): pass'),
-            cell('f()'),
+            cell('assert f() is None'),
             cell('#| export\ndef g(): pass'),
             cell('#| export\nh = 1'),
             dict(cell_type='markdown', source='g'),
-            cell('print(2)'),
+            cell('print(h)'),
+            cell('#| export\ndef k(): pass'),
+            cell('%time k()\ntest_eq(k(), None)'),
+            cell('#| export\ndef m(): pass'),
+            cell('x = m()\n# assert x is None\nprint("test_eq(x, None)")'),
+            cell('#| export\ndef n(): pass'),
+            cell('with ExceptionExpected(ValueError):\n    n()'),
+            cell('#| export\ndef p(): pass'),
+            cell('shown = p()'),
+            cell('#| hide\ntest_eq(p(), None)'),
+            cell('#| export\ndef q(): pass'),
+            cell('shown = q()'),
+            dict(cell_type='markdown', source='The check below:'),
+            cell('test_eq(q(), None)'),
         ]
     )
     (tmp_path / 'x.ipynb').write_text(json.dumps(nb))
-    assert coverage(tmp_path) == (3, 1, ['x.ipynb: g', 'x.ipynb: h'])
+    total, covered, missing = coverage(tmp_path)
+    assert (total, covered) == (8, 4)
+    assert missing == ['x.ipynb: g', 'x.ipynb: h', 'x.ipynb: m', 'x.ipynb: q']
 
 
 def own_module(path, root=ROOT):
