@@ -4,7 +4,6 @@ And every registered experiment's `ci` preset, end to end."""
 
 import dataclasses
 import pytest
-from ttc_nb.train.files import load_json
 from ttc_nb.train.fit import TrainConfig, loss_fell
 from ttc_nb.runs.registry import EXPERIMENTS, apply_overrides, get_experiment, run_experiment
 from ttc_nb.errors import UsageError
@@ -79,8 +78,7 @@ def test_presets_build_typed_configs(name):
 
 @pytest.mark.parametrize('name', sorted(EXPERIMENTS))
 def test_ci_preset_runs_end_to_end(name, tmp_path):
-    run = run_experiment(name, 'ci', out=tmp_path / 'run', device='cpu', quiet=True)
-    s = load_json(run / 'summary.json')
+    run, s = run_experiment(name, 'ci', out=tmp_path / 'run', device='cpu', quiet=True)
     cfg = EXPERIMENTS[name].config('ci')
     assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
     assert s['final'] and {r['steps'] for r in s['final']} == {
