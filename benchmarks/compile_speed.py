@@ -45,14 +45,11 @@ def measure(name, preset, args, device, compile_):
     if compile_:
         compiled(s.model)
     train = lambda updates: fit(
-        s.model,
-        s.sample,
-        s.loss,
+        s,
         dataclasses.replace(cfg, updates=updates),
         log_every=updates + 1,
         device=device,
         quiet=True,
-        curriculum=s.curriculum,
     )
     t0 = time.perf_counter()
     train(args.warmup)

@@ -22,6 +22,7 @@ Usage: python benchmarks/looped_speed.py [--reference DIR] [--out nbs/results/lo
 """
 
 import argparse
+import dataclasses
 import importlib
 import statistics
 import sys
@@ -54,20 +55,14 @@ def ours(c, device, variant=None):
         eval_size=64,
     )
     s = looped_setup(cfg)
-    loss = s.loss
     if variant == 'compiled':
         s.model.f = torch.compile(s.model.f)
     if variant == 'bf16':
-        loss = lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(s.loss)(m, b)
-    return lambda n: fit(
-        s.model,
-        s.sample,
-        loss,
-        TrainConfig(updates=n, lr=1e-4, wd=0.0),
-        device=device,
-        quiet=True,
-        curriculum=True,
-    )
+        loss = s.loss
+        s = dataclasses.replace(
+            s, loss=lambda m, b: torch.autocast(device, dtype=torch.bfloat16)(loss)(m, b)
+        )
+    return lambda n: fit(s, TrainConfig(updates=n, lr=1e-4, wd=0.0), device=device, quiet=True)
 
 
 # Per loop and prompt, the block's linear maps (12 C^2 weights per token)

@@ -23,7 +23,7 @@ import time
 import torch
 from ttc_nb.core.losses import stepwise_progressive_loss
 from ttc_nb.train.files import save_json
-from ttc_nb.train.fit import default_device, fit
+from ttc_nb.train.fit import Setup, default_device, fit
 from ttc_nb.runs.registry import environment, get_experiment
 from ttc_nb.sudoku.rrn import RRN
 
@@ -48,9 +48,7 @@ def measure(preset, args, device, compiled=False):
     )
     loss = stepwise_progressive_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)
     train = lambda updates: fit(
-        model,
-        lambda gen: batch,
-        loss,
+        Setup(model, lambda gen: batch, loss, evals={}),
         dataclasses.replace(cfg, updates=updates),
         log_every=updates + 1,
         device=device,

@@ -86,7 +86,7 @@ class Payload:
 def paths(tmp_path_factory):
     "Run directories good, damaged and unsafe, an empty directory, a file and a path to nothing."
     root = tmp_path_factory.mktemp('fuzz')
-    good = run_experiment('prefix-parity', 'ci', out=root / 'good', device='cpu', quiet=True)
+    good, _ = run_experiment('prefix-parity', 'ci', out=root / 'good', device='cpu', quiet=True)
 
     def copy(name, file, content):
         d = Path(shutil.copytree(good, root / name))

@@ -42,9 +42,9 @@ def sample(gen, update):
     return x[rank * n:(rank + 1) * n], y[rank * n:(rank + 1) * n]
 seed_everything(0)
 net = PrefixParityNet(8)
-fit(net, sample, lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1]),
-    TrainConfig(updates=3), log_every=1, run_dir=sys.argv[1], device='cpu', quiet=True,
-    curriculum=True)
+loss = lambda m, b: stepwise_cross_entropy(m(b[0], steps=4), b[1])
+fit(Setup(net, sample, loss, evals={}, curriculum=True), TrainConfig(updates=3), log_every=1,
+    run_dir=sys.argv[1], device='cpu', quiet=True)
 leave()
 """
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import pytest
 import ttc_nb
-from ttc_nb.train.files import load_json
 from ttc_nb.train.fit import TrainConfig, loss_ratio
 from ttc_nb.runs.catalogue import EXPERIMENT_MODULES, COMMANDS, load_command
 from ttc_nb.runs.registry import (
@@ -160,8 +159,7 @@ def test_presets_build_typed_configs(name):
 
 @pytest.mark.parametrize('name', sorted(ALL))
 def test_ci_preset_runs_end_to_end(name, tmp_path):
-    run = run_experiment(name, 'ci', out=tmp_path / 'run', device='cpu', quiet=True)
-    s = load_json(run / 'summary.json')
+    run, s = run_experiment(name, 'ci', out=tmp_path / 'run', device='cpu', quiet=True)
     cfg = ALL[name].config('ci')
     assert {r['steps'] for r in s['curve']} == set(cfg.test_steps)
     assert s['final'] and {r['steps'] for r in s['final']} == {

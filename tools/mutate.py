@@ -304,8 +304,8 @@ MUTANTS = [
     M(
         'final-at-last-step',
         '09_runs.registry',
-        "final=[r for r in curve if r['steps'] == cfg.train_steps],",
-        "final=[r for r in curve if r['steps'] == max(cfg.test_steps)],",
+        "final=[r for r in curve if r['steps'] == self.cfg.train_steps],",
+        "final=[r for r in curve if r['steps'] == max(self.cfg.test_steps)],",
         "the summary's final record is at the last test step",
     ),
     # ---------------------------------------------------------------- tables, transformer

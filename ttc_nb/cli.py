@@ -152,7 +152,6 @@ def _dry_run(args):
 
 def cmd_run(args):
     "`ttc run`: train an experiment and print its compute curve, wall time and files."
-    from ttc_nb.train.files import load_json
     from ttc_nb.train.processes import Stop, Stopped, world
     from ttc_nb.runs.registry import run_experiment, format_curve, saved_run
     from ttc_nb.errors import UsageError
@@ -176,7 +175,7 @@ def cmd_run(args):
         world()[0],
     )
     try:
-        run_dir = run_experiment(
+        run_dir, s = run_experiment(
             args.experiment, args.preset, args.set, args.out, args.device, args.resume, stop=stop
         )
     except Stopped as e:
@@ -189,7 +188,6 @@ def cmd_run(args):
         )
     if rank:
         return  # process 0 reports
-    s = load_json(run_dir / 'summary.json')
     print(format_curve(s['curve']))
     print(f'\nwall time {s["wall_time_s"]:.1f}s ({s["updates_per_s"]:.1f} updates/s)')
     print(

@@ -6,7 +6,6 @@
 __all__ = [
     'EXPERIMENTS',
     'apply_overrides',
-    'Setup',
     'Costs',
     'Experiment',
     'register',
@@ -25,13 +24,13 @@ __all__ = [
     'saved_run',
     'plan_run',
     'run_experiment',
+    'load_run',
+    'evaluate_run',
+    'format_curve',
     'under_ci',
     'reads_only',
     'ensure_run',
     'stale_runs',
-    'load_run',
-    'evaluate_run',
-    'format_curve',
     'measured',
     'weights_hash',
     'kept',
@@ -54,22 +53,30 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 import torch
-import torch.nn as nn
 import torch.distributed as dist
-from ..core.protocol import accuracy, compute_curve
+from fastcore.basics import patch
+from ..core.protocol import compute_curve
 from ttc_nb.train.files import (
     atomic_write,
     save_json,
     load_json,
-    load_checkpoint,
     load_latest,
     previous,
+    MetricsLog,
     RunLock,
 )
 from ..errors import DamagedFile
-from .plots import plot_compute_curve, plot_learning
+from .plots import plot_run
 from ..train.processes import Stop, Stopped, world, gather
-from ..train.fit import default_device, seed_everything, compiled, fit, quiet_default
+from ttc_nb.train.fit import (
+    Setup,
+    Trained,
+    default_device,
+    seed_everything,
+    compiled,
+    fit,
+    quiet_default,
+)
 from ..errors import UsageError
 from .catalogue import EXPERIMENT_MODULES
 
@@ -107,20 +114,6 @@ def apply_overrides(cfg, overrides=()):
 
 
 # %% ../../nbs/09_runs.registry.ipynb #21e74d65
-@dataclass
-class Setup:
-    "A model and its task, as an experiment builds them from a config."
-
-    model: nn.Module
-    sample: Callable  # sample(gen) -> a training batch
-    loss: Callable  # loss(model, batch) -> loss, or (loss, {name: value})
-    evals: dict  # {set name: [(x, y), ...]} held-out batches for compute curves
-    # {name: f(pred, y) -> one value per sample}
-    metrics: dict = field(default_factory=lambda: {'acc': accuracy})
-    watch: Callable = None  # watch(model) -> {name: value}, recorded at every periodic evaluation
-    curriculum: bool = False  # whether `sample` takes the update's index: sample(gen, update)
-
-
 @dataclass
 class Costs:
     "What `benchmarks/gpu_time.py` needs to know of an experiment to estimate its time on a GPU."
@@ -324,27 +317,12 @@ def read_run_file(run_dir, name):
 
 def report(run_dir, metric=None):
     "Redraw a run's plots from its files; returns its summary (or config, if unfinished)."
-    import matplotlib.pyplot as plt
-
     run_dir = Path(run_dir)
     if not (run_dir / 'config.json').exists():
         raise UsageError(f'{run_dir} is not a run directory (no config.json)')
     cfg = read_run_file(run_dir, 'config.json')
-    if (run_dir / 'metrics.jsonl').exists():
-        plot_learning(run_dir).savefig(run_dir / 'learning.png', dpi=110)
-        plt.close('all')
-    if (run_dir / 'curve.json').exists():
-        curve = read_run_file(run_dir, 'curve.json')
-        metric = metric or next(k for k in curve[0] if k not in ('steps', 'set'))
-        ax = plot_compute_curve(
-            curve,
-            metric,
-            cfg['config'].get('train_steps'),
-            title=f'{cfg["experiment"]} ({cfg["preset"]})',
-        )
-        ax.figure.tight_layout()
-        ax.figure.savefig(run_dir / 'compute_curve.png', dpi=110)
-        plt.close('all')
+    curve = read_run_file(run_dir, 'curve.json') if (run_dir / 'curve.json').exists() else None
+    plot_run(run_dir, cfg, curve, MetricsLog(run_dir / 'metrics.jsonl').read(), metric)
     return read_run_file(run_dir, 'summary.json') if (run_dir / 'summary.json').exists() else cfg
 
 
@@ -375,7 +353,7 @@ def hardware(summary):
     )
 
 
-# %% ../../nbs/09_runs.registry.ipynb #fde7a23e
+# %% ../../nbs/09_runs.registry.ipynb #c69179d6
 def evaluation_curve(setup, steps, device, progress=False):
     "The compute curve of `setup`'s model at `steps` on each of its held-out sets, tagged by set."
     return [
@@ -407,6 +385,7 @@ def _config_of(run_dir, saved, exp):
         ) from None
 
 
+# %% ../../nbs/09_runs.registry.ipynb #adb2c52a
 def _run_dir(exp, preset, out):
     "The directory of a new run: `out`, which must not hold one, or a fresh one under `runs/`."
     if out is None:
@@ -433,6 +412,7 @@ def saved_run(out, name=None):
     return saved
 
 
+# %% ../../nbs/09_runs.registry.ipynb #240c682e
 def plan_run(name=None, preset='cpu', overrides=(), out=None, resume=False, size=1):
     "What `run_experiment` would train: the experiment, preset, config and run directory."
     # in `size` processes, checked before any work is done
@@ -454,6 +434,104 @@ def plan_run(name=None, preset='cpu', overrides=(), out=None, resume=False, size
     return exp, preset, exp.config(preset, overrides), _run_dir(exp, preset, out)
 
 
+# %% ../../nbs/09_runs.registry.ipynb #27557b03
+def _built(exp, cfg) -> Setup:
+    "`exp`'s `Setup` of `cfg`, built in every process, process 0 first; compiled if `cfg` says so."
+    rank, size = world()
+    seed_everything(cfg.seed)
+    if rank:
+        dist.barrier()  # process 0 builds and caches the datasets; the others read them
+    try:
+        s = exp.setup(cfg)
+    except ValueError as e:
+        raise UsageError(f'{exp.name}: {e}') from e  # a config value the setup refuses
+    if rank == 0 and size > 1:
+        dist.barrier()
+    if cfg.compile:
+        compiled(s.model)
+    return s
+
+
+def _periodic(s: Setup, cfg, device) -> Callable:
+    "The evaluation `fit` makes as the run trains: the first held-out set at the training steps."
+    first = next(iter(s.evals.values()))
+    return lambda m: (
+        compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0]
+        | {'steps': cfg.train_steps}
+        | (s.watch(m) if s.watch else {})
+    )
+
+
+# %% ../../nbs/09_runs.registry.ipynb #e749502d
+class _Run:
+    "What process 0 writes of a run besides `fit`'s files: its config, environment and summary."
+
+    def __init__(self, exp: Experiment, preset: str, cfg, run_dir: Path, env: dict):
+        self.exp, self.preset, self.cfg, self.dir, self.env = exp, preset, cfg, run_dir, env
+        size = world()[1]
+        # processes, and samples per update
+        self.scale = dict(world_size=size, effective_batch_size=size * cfg.batch_size)
+
+    def begin(self, resume: bool):
+        "Record the config of a new run, and the environment of this session, before it trains."
+        if not resume:
+            save_json(
+                dict(
+                    experiment=self.exp.name,
+                    preset=self.preset,
+                    command=rerun_command(self.exp.name, self.preset, self.cfg),
+                    **self.scale,
+                    config=asdict(self.cfg),
+                ),
+                self.dir / 'config.json',
+            )
+        save_json(self.env, self.dir / 'env.json')
+
+    def summary(self, elapsed: float, **fields) -> dict:
+        "What `summary.json` holds: the run's `fields`, seconds of training, scale, config, env."
+        summary = dict(
+            experiment=self.exp.name,
+            preset=self.preset,
+            **fields,
+            wall_time_s=round(elapsed, 2),
+            **self.scale,
+            config=asdict(self.cfg),
+            env=self.env,
+        )
+        return json.loads(json.dumps(summary, default=str))  # as read back: tuples are lists
+
+
+# %% ../../nbs/09_runs.registry.ipynb #905c1234
+@patch
+def stopped(self: _Run, e: Stopped):
+    "Write the summary of a run stopped early, from what `fit` measured until it stopped."
+    summary = self.summary(e.elapsed, finished=False, stopped=e.reason, update=e.update)
+    save_json(summary, self.dir / 'summary.json')
+
+
+@patch
+def measure(self: _Run, s: Setup, trained: Trained, device, quiet=None) -> dict:
+    "Measure the trained run's compute curve; write it, its summary and plots; returns the summary."
+    curve = evaluation_curve(
+        s,
+        sorted({*self.cfg.test_steps, self.cfg.train_steps}),  # the final record always exists
+        device,
+        progress=not (quiet_default() if quiet is None else quiet),
+    )
+    save_json(curve, self.dir / 'curve.json')
+    summary = self.summary(
+        trained.elapsed,
+        finished=True,
+        final=[r for r in curve if r['steps'] == self.cfg.train_steps],
+        curve=curve,
+        updates_per_s=round(self.cfg.updates / trained.elapsed, 2),
+    )
+    save_json(summary, self.dir / 'summary.json')
+    plot_run(self.dir, summary, curve, trained.records)
+    return summary
+
+
+# %% ../../nbs/09_runs.registry.ipynb #3440216c
 def run_experiment(
     name=None,
     preset='cpu',
@@ -464,172 +542,37 @@ def run_experiment(
     quiet=None,
     stop: Stop = None,
 ):
-    "Train experiment `name` in a run directory, then write its compute curve, summary and plots."
+    "Train experiment `name` in a run directory, write its results; returns the directory, summary."
     device, (rank, size) = torch.device(device or default_device()), world()
     exp, preset, cfg, run_dir = plan_run(name, preset, overrides, out, resume, size)
     run_dir = Path(gather(str(run_dir))[0])  # process 0's, when torchrun started several
     # a new run checks again, once it holds the lock, that no run was written there meanwhile
     with RunLock(run_dir, check=None if resume else lambda: _run_dir(exp, preset, run_dir)):
-        seed_everything(cfg.seed)
-        if rank:
-            dist.barrier()  # process 0 builds and caches the datasets; the others read them
-        try:
-            s = exp.setup(cfg)
-        except ValueError as e:
-            raise UsageError(f'{exp.name}: {e}') from e  # a config value the setup refuses
-        if rank == 0 and size > 1:
-            dist.barrier()
-        if cfg.compile:
-            compiled(s.model)
-        scale = dict(
-            world_size=size, effective_batch_size=size * cfg.batch_size
-        )  # processes, and samples per update
-        env = environment(device)
+        s, run = _built(exp, cfg), _Run(exp, preset, cfg, run_dir, environment(device))
         if rank == 0:
-            if not resume:
-                save_json(
-                    dict(
-                        experiment=exp.name,
-                        preset=preset,
-                        command=rerun_command(exp.name, preset, cfg),
-                        **scale,
-                        config=asdict(cfg),
-                    ),
-                    run_dir / 'config.json',
-                )
-            save_json(env, run_dir / 'env.json')
-        first = next(iter(s.evals.values()))
-        eval_fn = lambda m: (
-            compute_curve(m, first, [cfg.train_steps], s.metrics, device)[0]
-            | {'steps': cfg.train_steps}
-            | (s.watch(m) if s.watch else {})
-        )
+            run.begin(resume)
         try:
             with stop or contextlib.nullcontext():
-                fit(
-                    s.model,
-                    s.sample,
-                    s.loss,
+                trained = fit(
+                    s,
                     cfg,
-                    eval_fn=eval_fn,
+                    eval_fn=_periodic(s, cfg, device),
                     run_dir=run_dir,
                     resume=resume,
                     device=device,
-                    curriculum=s.curriculum,
                     quiet=quiet,
                     stop=stop,
                 )
         except Stopped as e:
             e.run_dir, e.updates = run_dir, cfg.updates
             if rank == 0:
-                save_json(
-                    dict(
-                        experiment=exp.name,
-                        preset=preset,
-                        finished=False,
-                        stopped=e.reason,
-                        update=e.update,
-                        wall_time_s=round(load_checkpoint(run_dir / 'checkpoint.pt')['elapsed'], 2),
-                        **scale,
-                        config=asdict(cfg),
-                        env=env,
-                    ),
-                    run_dir / 'summary.json',
-                )
+                run.stopped(e)
             raise
-        if rank:
-            return run_dir  # the run is process 0's to measure and write
-        curve = evaluation_curve(
-            s,
-            sorted({*cfg.test_steps, cfg.train_steps}),
-            device,  # the final record always exists
-            progress=not (quiet_default() if quiet is None else quiet),
-        )
-        save_json(curve, run_dir / 'curve.json')
-        wall = load_checkpoint(run_dir / 'checkpoint.pt')[
-            'elapsed'
-        ]  # training time, summed over resumptions
-        save_json(
-            dict(
-                experiment=exp.name,
-                preset=preset,
-                finished=True,
-                final=[r for r in curve if r['steps'] == cfg.train_steps],
-                curve=curve,
-                wall_time_s=round(wall, 2),
-                updates_per_s=round(cfg.updates / wall, 2),
-                **scale,
-                config=asdict(cfg),
-                env=env,
-            ),
-            run_dir / 'summary.json',
-        )
-        report(run_dir)
-        return run_dir
+        # the run is process 0's to measure and write
+        return run_dir, run.measure(s, trained, device, quiet) if rank == 0 else None
 
 
-def _finished(run_dir):
-    return (run_dir / 'summary.json').exists() and read_run_file(run_dir, 'summary.json').get(
-        'finished', True
-    )
-
-
-def under_ci() -> bool:
-    "Whether this runs under CI (`CI` set, and not to 0 or false)."
-    return os.environ.get('CI', '').lower() not in ('', '0', 'false')
-
-
-def reads_only(preset):
-    "True where `ensure_run` must not train a run of `preset`: every preset but `ci`, under CI."
-    return preset != 'ci' and under_ci()
-
-
-def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
-    "The summary of the run in `out`: read if finished, else resumed or trained (never under CI)."
-    out, exp = Path(out), get_experiment(name)
-    if (out / 'config.json').exists():
-        saved = read_run_file(out, 'config.json')
-        if (saved['preset'], _config_of(out, saved, exp)) != (
-            preset,
-            exp.config(preset, overrides),
-        ):
-            raise UsageError(
-                f'{out} holds a run of another config; remove it or choose another directory'
-            )
-    if not _finished(out):
-        if reads_only(preset):
-            cmd = rerun_command(name, preset, exp.config(preset, overrides))
-            raise UsageError(
-                f'{out} holds no finished run of {name} ({preset} preset), '
-                'and CI reads committed runs, never trains them: '
-                f'train it with {cmd} --out {out} and commit the directory'
-            )
-        resume = (out / 'config.json').exists()
-        run_experiment(
-            name,
-            preset,
-            () if resume else overrides,
-            out=out,
-            device=device,
-            resume=resume,
-            quiet=quiet,
-        )
-    return read_run_file(out, 'summary.json')
-
-
-def stale_runs(root):
-    "{run directory: {field: (now, recorded)}} of the stale runs under `root`."
-    out = {}
-    for path in sorted(Path(root).rglob('config.json')):
-        saved = read_run_file(path.parent, 'config.json')
-        exp = get_experiment(saved['experiment'])
-        now = asdict(exp.config(saved['preset'], command_sets(saved['command'])))
-        recorded = asdict(_config_of(path.parent, saved, exp))
-        if diff := {k: (v, recorded[k]) for k, v in now.items() if v != recorded[k]}:
-            out[str(path.parent)] = diff
-    return out
-
-
+# %% ../../nbs/09_runs.registry.ipynb #80dad54c
 def load_run(run_dir, device=None):
     "The experiment, config and `Setup` of a run, with the model's trained weights loaded."
     run_dir, device = Path(run_dir), torch.device(device or default_device())
@@ -669,6 +612,75 @@ def format_curve(curve):
     ]
     w = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return '\n'.join('  '.join(c.rjust(n) for c, n in zip(r, w)) for r in rows)
+
+
+# %% ../../nbs/09_runs.registry.ipynb #ef5b85df
+def _finished(run_dir):
+    "The summary of the finished run in `run_dir`; None if it holds none."
+    summary = (
+        read_run_file(run_dir, 'summary.json')
+        if (run_dir / 'summary.json').exists()
+        else dict(finished=False)
+    )
+    return summary if summary.get('finished', True) else None
+
+
+def under_ci() -> bool:
+    "Whether this runs under CI (`CI` set, and not to 0 or false)."
+    return os.environ.get('CI', '').lower() not in ('', '0', 'false')
+
+
+def reads_only(preset):
+    "True where `ensure_run` must not train a run of `preset`: every preset but `ci`, under CI."
+    return preset != 'ci' and under_ci()
+
+
+# %% ../../nbs/09_runs.registry.ipynb #cfcdb976
+def ensure_run(name, preset='cpu', overrides=(), out=None, device=None, quiet=True):
+    "The summary of the run in `out`: read if finished, else resumed or trained (never under CI)."
+    out, exp = Path(out), get_experiment(name)
+    if (out / 'config.json').exists():
+        saved = read_run_file(out, 'config.json')
+        if (saved['preset'], _config_of(out, saved, exp)) != (
+            preset,
+            exp.config(preset, overrides),
+        ):
+            raise UsageError(
+                f'{out} holds a run of another config; remove it or choose another directory'
+            )
+    if summary := _finished(out):
+        return summary
+    if reads_only(preset):
+        cmd = rerun_command(name, preset, exp.config(preset, overrides))
+        raise UsageError(
+            f'{out} holds no finished run of {name} ({preset} preset), '
+            'and CI reads committed runs, never trains them: '
+            f'train it with {cmd} --out {out} and commit the directory'
+        )
+    resume = (out / 'config.json').exists()
+    return run_experiment(
+        name,
+        preset,
+        () if resume else overrides,
+        out=out,
+        device=device,
+        resume=resume,
+        quiet=quiet,
+    )[1]  # the summary it wrote, beside the run directory
+
+
+# %% ../../nbs/09_runs.registry.ipynb #112ff4c8
+def stale_runs(root):
+    "{run directory: {field: (now, recorded)}} of the stale runs under `root`."
+    out = {}
+    for path in sorted(Path(root).rglob('config.json')):
+        saved = read_run_file(path.parent, 'config.json')
+        exp = get_experiment(saved['experiment'])
+        now = asdict(exp.config(saved['preset'], command_sets(saved['command'])))
+        recorded = asdict(_config_of(path.parent, saved, exp))
+        if diff := {k: (v, recorded[k]) for k, v in now.items() if v != recorded[k]}:
+            out[str(path.parent)] = diff
+    return out
 
 
 # %% ../../nbs/09_runs.registry.ipynb #measd0def

@@ -196,13 +196,14 @@ class MetricsLog:
         return recs
 
     def truncate(self, update):
-        "Keep only records up to `update`: what a resumed run has not redone."
+        "Keep only records up to `update`, what a resumed run has not redone; returns them."
         if not self.path:
-            return
+            return []
         keep = [r for r in self.read() if r['update'] <= update]
         atomic_write(
             self.path, lambda f: f.write(''.join(json.dumps(r) + '\n' for r in keep).encode())
         )
+        return keep
 
     def append(self, rec):
         "Append the record `rec` as one line to the log; a log without a path keeps nothing."

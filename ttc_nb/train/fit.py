@@ -4,6 +4,7 @@
 
 # %% auto #0
 __all__ = [
+    'MAX_BAD',
     'default_device',
     'seed_everything',
     'rng_state',
@@ -20,6 +21,8 @@ __all__ = [
     'Objective',
     'quiet_default',
     'train_step',
+    'Setup',
+    'Trained',
     'fit',
     'loss_ratio',
     'compiled',
@@ -40,7 +43,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 from fastprogress.fastprogress import progress_bar, IN_NOTEBOOK
-from ..core.protocol import Recurrent, to_device
+from fastcore.basics import patch
+from ..core.protocol import Recurrent, accuracy, to_device
 from ..errors import UsageError
 from .files import MetricsLog, save_checkpoint, load_latest, keep_previous, previous
 from .processes import Stop, Stopped, world, rank_seed, process_mean, anyone, gather
@@ -251,7 +255,158 @@ def train_step(net, opt, sched, batch, clip, amp):
     return dict(zip(['loss', *logs], vals.tolist()))
 
 
-# %% ../../nbs/07_train.fit.ipynb #c93bed36
+# %% ../../nbs/07_train.fit.ipynb #ae521410
+@dataclass
+class Setup:
+    "A model and its task, as an experiment builds them from a config."
+
+    model: nn.Module
+    sample: Callable  # sample(gen) -> a training batch
+    loss: Callable  # loss(model, batch) -> loss, or (loss, {name: value})
+    evals: dict  # {set name: [(x, y), ...]} held-out batches for compute curves
+    # {name: f(pred, y) -> one value per sample}
+    metrics: dict = field(default_factory=lambda: {'acc': accuracy})
+    watch: Callable = None  # watch(model) -> {name: value}, recorded at every periodic evaluation
+    curriculum: bool = False  # whether `sample` takes the update's index: sample(gen, update)
+
+
+@dataclass
+class Trained:
+    "What `fit` measured: the run's metric records and its seconds of training, over all sessions."
+
+    records: list
+    elapsed: float
+
+
+# %% ../../nbs/07_train.fit.ipynb #40c6127c
+class _Session:
+    "One session of a run's training: its state, its checkpoint and log in `run_dir`, its clock."
+
+    def __init__(self, setup: Setup, cfg: TrainConfig, run_dir, device, quiet):
+        self.rank, self.size = world()
+        self.setup, self.cfg, self.device = setup, cfg, device
+        setup.model.to(device)
+        self.net = _objective(setup.model, setup.loss, device)
+        self.opt = torch.optim.AdamW(setup.model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
+        self.sched = lr_schedule(self.opt, cfg.updates, cfg.warmup, cfg.schedule)
+        self.gen = torch.Generator().manual_seed(rank_seed(cfg.seed, self.rank))
+        if self.rank:
+            seed_everything(rank_seed(cfg.seed, self.rank))
+        run_dir = Path(run_dir) if run_dir else None
+        self.ckpt = run_dir / 'checkpoint.pt' if run_dir else None
+        self.log = MetricsLog(run_dir / 'metrics.jsonl' if run_dir and self.rank == 0 else None)
+        self.amp = device.type == 'cuda'  # bfloat16 autocast
+        # one progress bar, process 0's
+        self.quiet = (quiet_default() if quiet is None else quiet) or self.rank > 0
+        self.update, self.skipped, self.bad, self.elapsed, self.records = 0, 0, 0, 0.0, []
+        self.t0 = time.time()
+
+    def seconds(self) -> float:
+        "The run's seconds of training so far: the sessions' before this one, and this one's."
+        return self.elapsed + time.time() - self.t0
+
+    def record(self, rec: dict):
+        "Log the record `rec` and keep it."
+        self.log.append(rec)
+        self.records.append(rec)
+
+
+# %% ../../nbs/07_train.fit.ipynb #9362caea
+MAX_BAD = 10  # more updates in a row than this whose loss or gradient is not finite stop a run
+
+
+@patch
+def step(self: _Session, i: int, log_every: int):
+    "Train on update `i + 1`'s batch; log it every `log_every` updates; skip it if not finite."
+    s = self.setup
+    batch = s.sample(self.gen, i) if s.curriculum else s.sample(self.gen)
+    res = train_step(
+        self.net, self.opt, self.sched, to_device(batch, self.device), self.cfg.clip, self.amp
+    )
+    if res is None:
+        self.bad, self.skipped = self.bad + 1, self.skipped + 1
+        warnings.warn(
+            f'update {i + 1}: loss or gradient is not finite; update skipped ({self.bad} in a row)'
+        )
+        if self.bad > MAX_BAD:
+            raise FloatingPointError(
+                f'{self.bad} updates in a row had a non-finite loss or gradient; stopping. '
+                f'Last good checkpoint: {self.ckpt}'
+            )
+        return
+    self.bad = 0
+    if (i + 1) % log_every == 0:
+        lr = self.sched.get_last_lr()[0]
+        self.record({'update': i + 1, **res, 'lr': lr, 'skipped': self.skipped})
+
+
+@patch
+def evaluate(self: _Session, update: int, eval_fn: Callable):
+    "Record `eval_fn(model)` at `update`, with the run's seconds so far, evaluations included."
+    rec = {'update': update, 'time': round(self.seconds(), 2)}
+    rec |= {f'valid_{k}': v for k, v in _evaluate(self.setup.model, eval_fn).items()}
+    self.record(rec)
+    if not self.quiet:
+        print(
+            ' '.join(f'{k} {v:.4g}' if isinstance(v, float) else f'{k} {v}' for k, v in rec.items())
+        )
+
+
+# %% ../../nbs/07_train.fit.ipynb #6afde41d
+@patch
+def save(self: _Session, update: int):
+    "Checkpoint the run at `update`, in process 0, keeping the checkpoint before it beside it."
+    if not self.ckpt:
+        return
+    gens, rngs = zip(*gather((self.gen.get_state(), rng_state())))  # every process's generators
+    if self.rank == 0:
+        keep_previous(self.ckpt)  # checkpoint.prev.pt: complete while the new one is written
+        save_checkpoint(
+            self.ckpt,
+            model=self.setup.model.state_dict(),
+            opt=self.opt.state_dict(),
+            sched=self.sched.state_dict(),
+            gen=list(gens),
+            rng=list(rngs),
+            world=self.size,
+            update=update,
+            skipped=self.skipped,
+            elapsed=self.seconds(),
+        )
+
+
+@patch
+def finish(self: _Session) -> Trained:
+    "What the run measured; its checkpoint replaced by the final weights, all a finished run keeps."
+    trained = Trained(self.records, self.seconds())
+    if self.ckpt and self.rank == 0:
+        save_checkpoint(
+            self.ckpt,
+            model=self.setup.model.state_dict(),
+            update=self.cfg.updates,
+            elapsed=trained.elapsed,
+            world=self.size,
+        )
+        previous(self.ckpt).unlink(
+            missing_ok=True
+        )  # the final weights are on disk: it serves no one
+    return trained
+
+
+# %% ../../nbs/07_train.fit.ipynb #d5c20d26
+@patch
+def start(self: _Session, resume: bool) -> bool:
+    "Start afresh, or resume from the last checkpoint if asked and there is one; True if finished."
+    if resume and self.ckpt and (self.ckpt.exists() or previous(self.ckpt).exists()):
+        if self.resume():
+            return True
+    elif self.log.path:
+        self.log.path.unlink(missing_ok=True)
+    self.t0 = time.time()
+    return False
+
+
+# %% ../../nbs/07_train.fit.ipynb #bb0c8d9f
 def _finished(ckpt, c, updates):
     "Resuming a finished run, which keeps its weights only: nothing to do, unless asked for more."
     if c['update'] < updates:
@@ -260,144 +415,66 @@ def _finished(ckpt, c, updates):
             'of which only the weights are kept: it cannot be trained further; start a new run'
         )
     previous(ckpt).unlink(missing_ok=True)  # left by a kill just after the final save
-    return []
 
 
+@patch
+def resume(self: _Session) -> bool:
+    "Load the latest good checkpoint and the records logged up to it; True if the run is finished."
+    c, used = load_latest(self.ckpt, self.device, keys=('model', 'update', 'elapsed', 'world'))
+    if used != self.ckpt and self.rank == 0:
+        self.ckpt.unlink(missing_ok=True)  # damaged: the next save must not keep it as previous
+    if c['world'] != self.size:
+        raise ValueError(
+            f'{self.ckpt.parent} was trained in {c["world"]} processes: '
+            f'resume it in as many, not {self.size}'
+        )
+    self.setup.model.load_state_dict(c['model'])
+    self.update, self.elapsed = c['update'], c['elapsed']
+    if 'opt' not in c:
+        _finished(self.ckpt, c, self.cfg.updates)
+        self.records = self.log.read()
+        return True
+    self.opt.load_state_dict(c['opt'])
+    self.sched.load_state_dict(c['sched'])
+    self.gen.set_state(c['gen'][self.rank])
+    set_rng_state(c['rng'][self.rank])
+    self.skipped, self.records = c.get('skipped', 0), self.log.truncate(self.update)
+    return False
+
+
+# %% ../../nbs/07_train.fit.ipynb #b9d01415
 def fit(
-    model,
-    sample: Callable,
-    loss_fn: Callable,
+    setup: Setup,
     cfg: TrainConfig,
-    eval_fn=None,
+    eval_fn: Callable = None,
     run_dir=None,
     resume=False,
     device=None,
-    curriculum=False,
-    log_every=10,
-    amp=True,
-    max_bad=10,
     quiet=None,
     stop: Stop = None,
-):
-    "Train `model` as `cfg` says on batches `sample(gen)`; returns the metric records."
+    log_every=10,
+) -> Trained:
+    "Train `setup`'s model as `cfg` says; returns the run's metric records and seconds of training."
+    s = _Session(setup, cfg, run_dir, torch.device(device or default_device()), quiet)
+    if s.start(resume):
+        return Trained(s.records, s.elapsed)  # a finished run: nothing to train
     updates, eval_every, ckpt_every = cfg.updates, cfg.eval_every, cfg.ckpt_every
-    device, (rank, size) = torch.device(device or default_device()), world()
-    model.to(device)
-    net = _objective(model, loss_fn, device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.wd)
-    sched = lr_schedule(opt, updates, cfg.warmup, cfg.schedule)
-    gen = torch.Generator().manual_seed(rank_seed(cfg.seed, rank))
-    if rank:
-        seed_everything(rank_seed(cfg.seed, rank))
-    run_dir = Path(run_dir) if run_dir else None
-    ckpt, log = (
-        run_dir / 'checkpoint.pt' if run_dir else None,
-        MetricsLog(run_dir / 'metrics.jsonl' if run_dir and rank == 0 else None),
-    )
-    start, bad, skipped, elapsed = 0, 0, 0, 0.0
-    if resume and ckpt and (ckpt.exists() or previous(ckpt).exists()):
-        c, used = load_latest(ckpt, device, keys=('model', 'update', 'elapsed', 'world'))
-        if used != ckpt and rank == 0:
-            ckpt.unlink(
-                missing_ok=True
-            )  # damaged: the next save must not keep it as the previous one
-        if c['world'] != size:
-            raise ValueError(
-                f'{run_dir} was trained in {c["world"]} processes: resume it in as many, not {size}'
-            )
-        model.load_state_dict(c['model'])
-        if 'opt' not in c:
-            return _finished(ckpt, c, updates)
-        opt.load_state_dict(c['opt'])
-        sched.load_state_dict(c['sched'])
-        gen.set_state(c['gen'][rank])
-        set_rng_state(c['rng'][rank])
-        start, skipped, elapsed = c['update'], c.get('skipped', 0), c['elapsed']
-        log.truncate(start)
-    elif log.path:
-        log.path.unlink(missing_ok=True)
-
-    def save(i):
-        if not ckpt:
-            return
-        gens, rngs = zip(*gather((gen.get_state(), rng_state())))  # every process's generators
-        if rank == 0:
-            keep_previous(ckpt)  # checkpoint.prev.pt: complete while the new one is written
-            save_checkpoint(
-                ckpt,
-                model=model.state_dict(),
-                opt=opt.state_dict(),
-                sched=sched.state_dict(),
-                gen=list(gens),
-                rng=list(rngs),
-                world=size,
-                update=i,
-                skipped=skipped,
-                elapsed=elapsed + time.time() - t0,
-            )
-
-    def evaluate(i):
-        rec = {
-            'update': i,
-            'time': round(elapsed + time.time() - t0, 2),
-        }  # seconds of the run so far, evaluations included
-        rec |= {f'valid_{k}': v for k, v in _evaluate(model, eval_fn).items()}
-        log.append(rec)
-        recs.append(rec)
-        if not quiet:
-            print(
-                ' '.join(
-                    f'{k} {v:.4g}' if isinstance(v, float) else f'{k} {v}' for k, v in rec.items()
-                )
-            )
-
-    quiet = (
-        quiet_default() if quiet is None else quiet
-    ) or rank > 0  # one progress bar, process 0's
-    amp, recs, t0 = amp and device.type == 'cuda', [], time.time()
-    net.train()
-    it, longest = range(start, updates), 0.0
-    for i in it if quiet else progress_bar(it, total=updates - start):
+    it, longest = range(s.update, updates), 0.0
+    for i in it if s.quiet else progress_bar(it, total=len(it)):
         t = time.time()
-        batch = sample(gen, i) if curriculum else sample(gen)
-        res = train_step(net, opt, sched, to_device(batch, device), cfg.clip, amp)
-        if res is None:
-            bad, skipped = bad + 1, skipped + 1
-            warnings.warn(
-                f'update {i + 1}: loss or gradient is not finite; update skipped ({bad} in a row)'
-            )
-            if bad > max_bad:
-                raise FloatingPointError(
-                    f'{bad} updates in a row had a non-finite loss or gradient; stopping. '
-                    f'Last good checkpoint: {ckpt}'
-                )
-        else:
-            bad = 0
-            if (i + 1) % log_every == 0:
-                rec = {'update': i + 1, **res, 'lr': sched.get_last_lr()[0], 'skipped': skipped}
-                log.append(rec)
-                recs.append(rec)
-        if eval_fn and rank == 0 and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates:
-            evaluate(i + 1)
+        s.step(i, log_every)
+        if eval_fn and s.rank == 0 and eval_every and (i + 1) % eval_every == 0 and i + 1 < updates:
+            s.evaluate(i + 1, eval_fn)
         if ckpt_every and (i + 1) % ckpt_every == 0 and i + 1 < updates:
-            save(i + 1)  # the last: after the final evaluation
+            s.save(i + 1)  # the last: after the final evaluation
         longest = max(longest, time.time() - t)
         if stop and i + 1 < updates and anyone(stop(2 * longest) is not None):
             if not (ckpt_every and (i + 1) % ckpt_every == 0):
-                save(i + 1)
-            raise Stopped(i + 1, stop.reason or 'stopped by another process')
-    if eval_fn and rank == 0:
-        evaluate(updates)
-    if ckpt and rank == 0:  # finished: the weights are all a checkpoint keeps
-        save_checkpoint(
-            ckpt,
-            model=model.state_dict(),
-            update=updates,
-            elapsed=elapsed + time.time() - t0,
-            world=size,
-        )
-        previous(ckpt).unlink(missing_ok=True)  # the final weights are on disk: it serves no one
-    return recs
+                s.save(i + 1)
+            raise Stopped(i + 1, stop.reason or 'stopped by another process', s.seconds())
+    if eval_fn and s.rank == 0:
+        s.evaluate(updates, eval_fn)
+    return s.finish()
 
 
 # %% ../../nbs/07_train.fit.ipynb #c069ef24

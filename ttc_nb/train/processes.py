@@ -18,11 +18,11 @@ import torch.distributed as dist
 
 # %% ../../nbs/06_train.processes.ipynb #4b0bcdf8
 class Stopped(Exception):
-    "Training stopped early, for `reason`, with a checkpoint at `update`."
+    "Training stopped early, for `reason`, with a checkpoint at `update`, `elapsed` seconds in."
 
-    def __init__(self, update: int, reason: str):
+    def __init__(self, update: int, reason: str, elapsed: float):
         super().__init__(f'{reason}: stopped at update {update}')
-        self.update, self.reason = update, reason
+        self.update, self.reason, self.elapsed = update, reason, elapsed
 
 
 class Stop:
