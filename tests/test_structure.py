@@ -7,6 +7,7 @@ import ast
 import builtins
 import json
 import re
+import subprocess
 import sys
 from fastcore import test as fastcore_test
 from conftest import ROOT
@@ -421,3 +422,15 @@ def test_private_imports_are_found(tmp_path):
     script.write_text('import ttc_nb.runs.registry as runs\nruns._saved_run(1)\nruns.ok()\n')
     assert private_imports(mod, tmp_path) == ['ttc_nb.core.protocol._hidden']
     assert private_imports(script, tmp_path) == ['ttc_nb.runs.registry._saved_run']
+
+
+def test_the_starter_names_resolve_and_import_lazily():
+    code = (
+        'import sys, ttc_nb\n'
+        "assert 'torch' not in sys.modules\n"
+        'for n in ttc_nb.__all__:\n'
+        '    assert getattr(ttc_nb, n) is not None, n\n'
+        "assert ttc_nb.fit.__module__ == 'ttc_nb.train.fit'\n"
+    )
+    r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
