@@ -473,7 +473,7 @@ class _Run:
         self.scale = dict(world_size=size, effective_batch_size=size * cfg.batch_size)
 
     def begin(self, resume: bool):
-        "Record the config of a new run, and the environment of this session, before it trains."
+        "Record the config of a new run, and the environment of this stint, before it trains."
         if not resume:
             save_json(
                 dict(

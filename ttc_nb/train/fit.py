@@ -272,15 +272,15 @@ class Setup:
 
 @dataclass
 class Trained:
-    "What `fit` measured: the run's metric records and its seconds of training, over all sessions."
+    "What `fit` measured: the run's metric records and its seconds of training, over all stints."
 
     records: list
     elapsed: float
 
 
 # %% ../../nbs/07_train.fit.ipynb #40c6127c
-class _Session:
-    "One session of a run's training: its state, its checkpoint and log in `run_dir`, its clock."
+class _Stint:
+    "One stint of a run's training: its state, its checkpoint and log in `run_dir`, its clock."
 
     def __init__(self, setup: Setup, cfg: TrainConfig, run_dir, device, quiet):
         self.rank, self.size = world()
@@ -302,7 +302,7 @@ class _Session:
         self.t0 = time.time()
 
     def seconds(self) -> float:
-        "The run's seconds of training so far: the sessions' before this one, and this one's."
+        "The run's seconds of training so far: the stints' before this one, and this one's."
         return self.elapsed + time.time() - self.t0
 
     def record(self, rec: dict):
@@ -316,7 +316,7 @@ MAX_BAD = 10  # more updates in a row than this whose loss or gradient is not fi
 
 
 @patch
-def step(self: _Session, i: int, log_every: int):
+def step(self: _Stint, i: int, log_every: int):
     "Train on update `i + 1`'s batch; log it every `log_every` updates; skip it if not finite."
     s = self.setup
     batch = s.sample(self.gen, i) if s.curriculum else s.sample(self.gen)
@@ -341,7 +341,7 @@ def step(self: _Session, i: int, log_every: int):
 
 
 @patch
-def evaluate(self: _Session, update: int, eval_fn: Callable):
+def evaluate(self: _Stint, update: int, eval_fn: Callable):
     "Record `eval_fn(model)` at `update`, with the run's seconds so far, evaluations included."
     rec = {'update': update, 'time': round(self.seconds(), 2)}
     rec |= {f'valid_{k}': v for k, v in _evaluate(self.setup.model, eval_fn).items()}
@@ -354,7 +354,7 @@ def evaluate(self: _Session, update: int, eval_fn: Callable):
 
 # %% ../../nbs/07_train.fit.ipynb #6afde41d
 @patch
-def save(self: _Session, update: int):
+def save(self: _Stint, update: int):
     "Checkpoint the run at `update`, in process 0, keeping the checkpoint before it beside it."
     if not self.ckpt:
         return
@@ -376,7 +376,7 @@ def save(self: _Session, update: int):
 
 
 @patch
-def finish(self: _Session) -> Trained:
+def finish(self: _Stint) -> Trained:
     "What the run measured; its checkpoint replaced by the final weights, all a finished run keeps."
     trained = Trained(self.records, self.seconds())
     if self.ckpt and self.rank == 0:
@@ -395,7 +395,7 @@ def finish(self: _Session) -> Trained:
 
 # %% ../../nbs/07_train.fit.ipynb #d5c20d26
 @patch
-def start(self: _Session, resume: bool) -> bool:
+def start(self: _Stint, resume: bool) -> bool:
     "Start afresh, or resume from the last checkpoint if asked and there is one; True if finished."
     if resume and self.ckpt and (self.ckpt.exists() or previous(self.ckpt).exists()):
         if self.resume():
@@ -418,7 +418,7 @@ def _finished(ckpt, c, updates):
 
 
 @patch
-def resume(self: _Session) -> bool:
+def resume(self: _Stint) -> bool:
     "Load the latest good checkpoint and the records logged up to it; True if the run is finished."
     c, used = load_latest(self.ckpt, self.device, keys=('model', 'update', 'elapsed', 'world'))
     if used != self.ckpt and self.rank == 0:
@@ -455,7 +455,7 @@ def fit(
     log_every=10,
 ) -> Trained:
     "Train `setup`'s model as `cfg` says; returns the run's metric records and seconds of training."
-    s = _Session(setup, cfg, run_dir, torch.device(device or default_device()), quiet)
+    s = _Stint(setup, cfg, run_dir, torch.device(device or default_device()), quiet)
     if s.start(resume):
         return Trained(s.records, s.elapsed)  # a finished run: nothing to train
     updates, eval_every, ckpt_every = cfg.updates, cfg.eval_every, cfg.ckpt_every
