@@ -16,30 +16,39 @@ TTC = [str(Path(sys.executable).parent / 'ttc')]  # the installed console script
 os.environ.setdefault('OMP_NUM_THREADS', '1')
 
 
-def ttc(*args, cwd=None, **kw):
-    "Run the `ttc` command line in a subprocess, on CPU; returns the CompletedProcess."
+# The console script in a process of its own: for the few tests of what a fresh process does.
+def ttc_process(*args, **kw):
+    "Run the installed `ttc` script in a new process, on CPU; returns the CompletedProcess."
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    return subprocess.run(
-        [*TTC, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env, **kw
-    )
+    return subprocess.run([*TTC, *map(str, args)], capture_output=True, text=True, env=env, **kw)
 
 
-def ttc_start(*args, **kw):
-    "Start the `ttc` command line in a subprocess, on CPU, its output captured; returns the Popen."
+# Forked from a server that imported torch and every experiment once (tests/forks.py): seconds each.
+def ttc(*args, cwd=None, input=None, timeout=None):
+    "Run the `ttc` command line in a process of its own, on CPU; returns the CompletedProcess."
+    import forks
+
     env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    out = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) | kw
-    return subprocess.Popen([*TTC, *map(str, args)], env=env, **out)
+    return forks.run([*map(str, args)], env, cwd, input, timeout)
 
 
-def kill_after_checkpoint(p, out, delay=0.0):
-    "SIGKILL `p`, a `ttc run --out out`, `delay` seconds after its first checkpoint in `out`."
+def ttc_start(*args, stdout=None, stderr=None):
+    "Start the `ttc` command line in a process of its own, on CPU; a Popen-like `forks.Forked`."
+    import forks
+
+    env = os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
+    return forks.Forked([*map(str, args)], env, stdout=stdout, stderr=stderr)
+
+
+def kill_after_checkpoint(p, out, delay=0.0, sig=signal.SIGKILL):
+    "Send `sig` to `p`, a `ttc run --out out`, `delay` seconds after its first checkpoint in `out`."
     deadline = time.time() + 120
     while not (out / 'checkpoint.pt').exists():
         assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
         time.sleep(0.01)
     time.sleep(delay)
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
-    p.send_signal(signal.SIGKILL)
+    p.send_signal(sig)
     p.wait()
 
 

@@ -125,26 +125,44 @@ FAMILIES = [
 ]
 
 
-@pytest.mark.parametrize('name', FAMILIES)
-def test_every_family_trains_in_two_processes(name, tmp_path):
+# One torchrun for all of them: each process imports torch once, not once per family.
+FAMILY_SCRIPT = """
+import sys
+from pathlib import Path
+from ttc_nb.runs.registry import run_experiment
+from ttc_nb.train.processes import leave
+for name in sys.argv[2:]:
+    run_experiment(name, 'ci', out=Path(sys.argv[1]) / name, device='cpu')
+leave()
+"""
+
+
+@pytest.fixture(scope='module')
+def families(tmp_path_factory):
+    "The run directories of every family's `ci` preset, trained in two processes."
+    root = tmp_path_factory.mktemp('families')
+    (root / 'families.py').write_text(FAMILY_SCRIPT)
     r = subprocess.run(
-        [*TTC, 'run', name, '--preset', 'ci', '--nproc', '2', '--out', str(tmp_path / 'run')],
+        [*TORCHRUN, str(root / 'families.py'), str(root / 'runs'), *FAMILIES],
         capture_output=True,
         text=True,
         env=ENV,
-        timeout=600,
+        timeout=900,
     )
     assert r.returncode == 0, r.stderr
-    dirs = [p.name for p in tmp_path.iterdir()]
-    assert dirs == ['run'], dirs
-    s = json.loads((tmp_path / 'run/summary.json').read_text())
+    assert sorted(p.name for p in (root / 'runs').iterdir()) == sorted(FAMILIES)
+    return root / 'runs'
+
+
+@pytest.mark.parametrize('name', FAMILIES)
+def test_every_family_trains_in_two_processes(name, families):
+    s = json.loads((families / name / 'summary.json').read_text())
     assert (
         s['finished']
         and s['world_size'] == 2
         and s['effective_batch_size'] == 2 * s['config']['batch_size']
     ), s
-    assert r.stdout.count('results:') == 1, r.stdout  # process 0 alone reports
-    ratio, why = loss_ratio(tmp_path / 'run')
+    ratio, why = loss_ratio(families / name)
     assert ratio <= 0.95, why  # it learned in two processes too
 
 
@@ -168,10 +186,9 @@ RUN = [
 def reference(tmp_path_factory):
     "An uninterrupted 2-process run."
     ref = tmp_path_factory.mktemp('ddp') / 'ref'
-    r = subprocess.run(
-        [*TTC, *RUN, '--out', str(ref)], capture_output=True, text=True, env=ENV, timeout=600
-    )
+    r = ttc(*RUN, '--out', ref, timeout=600)
     assert r.returncode == 0, r.stderr
+    assert r.stdout.count('results:') == 1, r.stdout  # process 0 alone reports
     return ref
 
 
@@ -210,38 +227,20 @@ def test_sigkill_two_processes_then_resume(reference, tmp_path):
         and r.stderr
         == f'ttc: error: {out} was trained with --nproc 2: resume it with --nproc 2, not 1\n'
     )
-    r = subprocess.run(
-        [*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=600,
-    )
+    r = ttc('run', '--resume', '--out', out, '--nproc', '2', timeout=600)
     assert r.returncode == 0, r.stderr
     same_run(out, reference)
 
 
 def test_time_limit_stops_both_processes_then_resume(reference, tmp_path):
     out = tmp_path / 'boxed'
-    r = subprocess.run(
-        [*TTC, *RUN, '--out', str(out), '--time-limit', '0s'],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=600,
-    )
+    r = ttc(*RUN, '--out', out, '--time-limit', '0s', timeout=600)
     assert r.returncode == 0, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.startswith('ttc: ')]
     assert lines == [
         f'ttc: time limit reached: stopped at update 1 of {UPDATES}, '
         f'checkpoint saved; resume with: ttc run --resume --out {out}'
     ], r.stderr
-    r = subprocess.run(
-        [*TTC, 'run', '--resume', '--out', str(out), '--nproc', '2'],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=600,
-    )
+    r = ttc('run', '--resume', '--out', out, '--nproc', '2', timeout=600)
     assert r.returncode == 0, r.stderr
     same_run(out, reference)

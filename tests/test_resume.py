@@ -3,14 +3,12 @@
 It logs exactly what an uninterrupted run logs."""
 
 import json
-import os
 import random
 import signal
 import subprocess
-import time
 import pytest
 from ttc_nb.train.files import load_latest
-from conftest import TTC, concurrently, kill_after_checkpoint, ttc, ttc_start
+from conftest import concurrently, kill_after_checkpoint, ttc, ttc_start
 
 # 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining
 # (update 60) and every step of the looped curriculum (updates 40, 60 and 120) fall inside the run;
@@ -125,9 +123,8 @@ def test_time_limit_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     args = ['run', 'prefix-parity', *RUN]
     ref = uninterrupted(*args)
     out = tmp_path / 'boxed'
-    r = ttc(
-        *args, '--out', out, '--time-limit', '0s'
-    )  # past when training starts: it stops after the first update
+    # past when training starts: it stops after the first update
+    r = ttc(*args, '--out', out, '--time-limit', '0s')
     assert r.returncode == 0, r.stderr
     assert (
         r.stderr.startswith('ttc: time limit reached: stopped at update ')
@@ -139,21 +136,9 @@ def test_time_limit_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
 def test_sigterm_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     args = ['run', 'prefix-parity', *RUN]
     ref = uninterrupted(*args)
-    out, env = tmp_path / 'term', os.environ | {'TTC_DEVICE': 'cpu', 'CI': 'true'}
-    p = subprocess.Popen(
-        [*TTC, *args, '--out', str(out)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.time() + 120
-    while not (out / 'checkpoint.pt').exists():
-        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
-        time.sleep(0.01)
-    time.sleep(0.2)
-    assert p.poll() is None, 'run finished before it could be stopped: make it longer'
-    p.send_signal(signal.SIGTERM)
+    out = tmp_path / 'term'
+    p = ttc_start(*args, '--out', out)
+    kill_after_checkpoint(p, out, 0.2, signal.SIGTERM)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0 and err.startswith('ttc: SIGTERM received: stopped at update '), err
     stopped_then_resumed(out, ref, args)
