@@ -32,13 +32,14 @@ sync: install
 	  git status --porcelain; exit 1; fi; echo "sync: notebooks clean, library and README in sync"
 
 nbtest: install
-	# two notebooks at a time, one thread each (no oversubscribed cores), each in a fresh process: a pool's worker that
-	# runs several notebooks carries one's module state and signal handlers into the next, and tests then fail by schedule
+	# two notebooks at a time, one thread each (no oversubscribed cores), each in a process of its own forked from one
+	# that imported torch, matplotlib and IPython once: a pool's worker that runs several notebooks carries one's module
+	# state and signal handlers into the next, and tests then fail by schedule.
 	# tools/nbtest.py runs a notebook as `nbdev_test --path --flags slow` does and times its cells; then the ten slowest cells of all.
 	# The `#| slow` cells run too: they read the committed runs (ensure_run) and the measurements kept beside them (measured),
 	# which under CI they never train or make, so a missing or outdated run or measurement fails. `#| cuda` cells are skipped.
 	@rm -rf $(NBTIMES); start=$$(date +%s); \
-	ls nbs/*.ipynb | OMP_NUM_THREADS=1 xargs -P 2 -I{} $(PY) tools/nbtest.py {} --flags slow --timings $(NBTIMES)/{}.json; \
+	OMP_NUM_THREADS=1 $(PY) tools/nbtest.py --jobs 2 --flags slow --timings $(NBTIMES) nbs/*.ipynb; \
 	status=$$?; $(PY) tools/nbtest.py --slowest 10 $(NBTIMES)/nbs/*.json; \
 	echo "nbtest: $$(( $$(date +%s) - start )) s"; exit $$status
 

@@ -35,7 +35,7 @@ FLAGS = [
 ]
 WIDTHS = {'desktop': 1280, 'phone': 390}
 SHOTS = ROOT / '_build' / 'screenshots'
-MAX_SHOT = 12_000  # pixels of a page's height in its screenshot: the longest pages are cut there
+MAX_SHOT = 4_000  # pixels of a page's height in its screenshot: its first four screens or so
 
 
 # nbdev names a page after its notebook without the number, titles it by its `# Title` cell.

@@ -4,9 +4,11 @@ It logs exactly what an uninterrupted run logs."""
 
 import json
 import random
+import shutil
 import signal
 import subprocess
 import pytest
+from pathlib import Path
 from ttc_nb.train.files import load_latest
 from conftest import concurrently, kill_after_checkpoint, ttc, ttc_start
 
@@ -142,3 +144,15 @@ def test_sigterm_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0 and err.startswith('ttc: SIGTERM received: stopped at update '), err
     stopped_then_resumed(out, ref, args)
+
+
+# A run of commit cac6ccb (before the library was laid out in packages), stopped by SIGTERM at
+# update 64 of the 150 that `RUN` trains: its checkpoint holds the old module paths' state.
+OLD_RUN = Path(__file__).parent / 'data' / 'prefix-parity-cac6ccb'
+
+
+def test_a_checkpoint_of_the_old_layout_resumes(tmp_path, uninterrupted):
+    ref = uninterrupted('run', 'prefix-parity', *RUN)
+    out = Path(shutil.copytree(OLD_RUN, tmp_path / 'old'))
+    assert json.loads((out / 'env.json').read_text())['commit'].startswith('cac6ccb')
+    stopped_then_resumed(out, ref, [])
