@@ -2,7 +2,7 @@
 
 Of two `ttc run` or two `ttc run --resume` into one directory started together, one trains and the
 other is refused in one line that names it; a run killed with SIGKILL leaves a lock that blocks no
-resume."""
+resume. Under `--nproc 2`, the launch that comes second is refused before torchrun starts."""
 
 import json
 import socket
@@ -52,3 +52,10 @@ def test_a_killed_run_leaves_a_lock_that_blocks_no_resume(tmp_path):
     assert r.returncode == 0, r.stderr
     assert json.loads((out / 'summary.json').read_text())['finished']
     assert not (out / '.lock').exists()
+
+
+def test_two_launches_of_two_processes_into_one_directory(tmp_path):
+    "`ttc run --nproc 2` takes the lock before torchrun starts: the second launch is refused."
+    out = tmp_path / 'run'
+    launches = [ttc_start('run', *RUN, *ONE_CKPT, '--nproc', '2', '--out', out) for _ in range(2)]
+    one_trained(launches, out)

@@ -104,11 +104,15 @@ def cmd_list(args):
 def _launch(args):
     "Replace this process by torchrun starting `args.nproc` copies of the command."
     from ttc_nb.runs.registry import plan_run
+    from ttc_nb.train.files import RunLock
 
     # first the checks that fail in one line: a bad name, preset, key, value or directory
     run_dir = plan_run(args.experiment, args.preset, args.set, args.out, args.resume, args.nproc)[3]
     if args.out is None:
         args.argv += ['--out', str(run_dir)]  # one directory for every process
+    # Taken here and kept by torchrun, which replaces this process: a second launch into the same
+    # directory is refused in one line before any process starts.
+    RunLock(run_dir).__enter__().pass_on()
     argv = [
         a
         for a, b in zip(args.argv, [''] + args.argv)
@@ -124,9 +128,8 @@ def _launch(args):
         'ttc_nb.cli',
         *argv,
     ]
-    os.execve(
-        sys.executable, cmd, os.environ | {'TTC_STARTED': str(args.started)}
-    )  # the time limit counts from now
+    started = {'TTC_STARTED': str(args.started)}  # the time limit counts from now
+    os.execve(sys.executable, cmd, os.environ | started)
 
 
 def _dry_run(args):

@@ -4,6 +4,7 @@
 
 # %% auto #0
 __all__ = [
+    'PASSED_ON',
     'NUMPY_PICKLE',
     'atomic_write',
     'save_json',
@@ -105,18 +106,22 @@ def _holder(fd: int):
     return 'another process'
 
 
+PASSED_ON = 'TTC_RUN_LOCK'  # the run directory whose lock the launcher of this process holds
+
+
 class RunLock:
     "Held while a process writes into `run_dir`; another `RunLock` on it meanwhile is `RunInUse`."
 
     def __init__(self, run_dir, todo='wait for it to finish, or choose another --out', check=None):
         self.dir, self.todo, self.check, self.fd = Path(run_dir), todo, check, None
         self.path, self.made = self.dir / '.lock', False
+        self.launcher_holds = os.environ.get(PASSED_ON) == str(self.dir.resolve())
 
     def __enter__(self):
         refused = None
         if world()[0] == 0:  # under torchrun, process 0 holds it for all
             try:
-                if fcntl:  # none on Windows: there, no lock is taken
+                if fcntl and not self.launcher_holds:  # none on Windows: no lock is taken
                     self._take()
                 if self.check:
                     self.check()
@@ -150,7 +155,14 @@ class RunLock:
         os.ftruncate(self.fd, 0)
         os.write(self.fd, json.dumps(dict(pid=os.getpid(), host=socket.gethostname())).encode())
 
+    def pass_on(self):
+        "Let the program this process `exec`s keep the lock, and the processes it starts use it."
+        os.set_inheritable(self.fd, True)
+        os.environ[PASSED_ON] = str(self.dir.resolve())
+
     def __exit__(self, *exc):
+        if self.launcher_holds and world()[0] == 0:
+            self.path.unlink(missing_ok=True)  # the launcher ends with its processes
         if self.fd is None:
             return
         self.path.unlink(missing_ok=True)  # while still held
