@@ -15,7 +15,7 @@ from ttc_nb.cli import main
 from ttc_nb.runs.registry import all_experiments, run_experiment
 
 EXPERIMENTS = all_experiments()
-DRAWS = 400
+DRAWS = 250
 
 VALUES = [
     '0',

@@ -8,7 +8,7 @@ import json
 import socket
 from conftest import kill_after_checkpoint, ttc, ttc_start
 
-UPDATES = 400
+UPDATES = 100
 # Long enough that a run started beside another still trains when the other asks for the lock; one
 # checkpoint, at the end, so that the other is refused by the lock and not by the checkpoint.
 RUN = ['prefix-parity', '--preset', 'ci', '--set', f'updates={UPDATES}']
