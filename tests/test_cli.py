@@ -4,7 +4,7 @@ Exit codes, one-line errors, and a run from start to report."""
 
 import json
 import pytest
-from conftest import ttc, ttc_many, one_line_error
+from conftest import ttc, ttc_many, ttc_process, one_line_error
 from ttc_nb.train.fit import loss_ratio
 
 
@@ -13,6 +13,13 @@ def test_help():
         ('--help',), ('run', '--help'), ('eval', '--help'), ('report', '--help'), ('list', '--help')
     ):
         assert r.returncode == 0 and 'usage: ttc' in r.stdout, r.stderr
+
+
+def test_the_installed_script_runs_and_fails_in_one_line():
+    "The other tests fork `ttc` from a server; this one runs the console script a user runs."
+    r = ttc_process('list')
+    assert r.returncode == 0 and 'prefix-parity' in r.stdout, r.stderr
+    one_line_error(ttc_process('run', 'nope'), "invalid choice: 'nope'")
 
 
 def test_list_names_every_experiment_with_presets():

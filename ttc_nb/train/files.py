@@ -157,7 +157,8 @@ class RunLock:
 
     def pass_on(self):
         "Let the program this process `exec`s keep the lock, and the processes it starts use it."
-        os.set_inheritable(self.fd, True)
+        if self.fd is not None:  # None on Windows, where no lock is taken
+            os.set_inheritable(self.fd, True)
         os.environ[PASSED_ON] = str(self.dir.resolve())
 
     def __exit__(self, *exc):
