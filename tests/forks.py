@@ -6,8 +6,10 @@ torch, the command line and the experiments once; each command is a process fork
 its own environment, directory, standard streams and exit code, which a test can signal or kill as
 any other process."""
 
+import atexit
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,17 @@ from ttc_nb.cli import main
 from ttc_nb.runs.catalogue import EXPERIMENT_MODULES
 
 SERVER = multiprocessing.get_context('forkserver')
+STREAMS = []  # the folder of the commands' stdin, stdout and stderr, made by the first command
+
+
+def streams_folder():
+    "A new folder for one command's standard streams, removed with the others when tests end."
+    if not STREAMS:  # here, not on import: each forked process imports this module again
+        STREAMS.append(Path(tempfile.mkdtemp(prefix='ttc-streams-')))
+        atexit.register(shutil.rmtree, STREAMS[0], True)
+    return Path(tempfile.mkdtemp(dir=STREAMS[0]))
+
+
 # The server imports these before it forks anything (it cannot import this module, outside the
 # import path): the plots' and the optimiser's imports on first use, the command line, and every
 # experiment's module.
@@ -55,7 +68,7 @@ class Forked:
 
     def __init__(self, argv, env, cwd=None, input=None, stdout=None, stderr=None):
         self.args = ['ttc', *argv]
-        self.dir = Path(tempfile.mkdtemp(prefix='ttc-'))
+        self.dir = streams_folder()
         self.keep = {'stdout': stdout != subprocess.DEVNULL, 'stderr': stderr != subprocess.DEVNULL}
         (self.dir / 'stdin').write_text(input or '')
         streams = [(str(self.dir / 'stdin'), os.O_RDONLY)]
