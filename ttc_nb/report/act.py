@@ -9,6 +9,7 @@ __all__ = ['reproduction']
 from pathlib import Path
 from ..train.files import load_json
 from ..runs.registry import made_on
+from .tables import family_results
 from ..act.model import final
 
 
@@ -19,9 +20,10 @@ def _scale(what, *runs, networks='one network per setting'):
     return f'{what}; {networks}; {made_on(*(s["env"] for s in runs))}'
 
 
-def reproduction(results=Path('results')):
+def reproduction(results):
     "The reproduction rows of Graves 2016 and Banino et al. 2021, from the runs in `results`/act."
-    run = lambda d: load_json(Path(results) / 'act' / d / 'summary.json')
+    folder = family_results(results, 'act')
+    run = lambda d: load_json(folder / d / 'summary.json')
     err = lambda s, held_out='test': final(s, held_out)['error']
     ours = lambda act, base: (
         f'{err(act):.1%} with ACT (τ = {act["config"]["tau"]}), {err(base):.1%} without'
@@ -29,9 +31,7 @@ def reproduction(results=Path('results')):
     unlearned = lambda *runs: all(
         err(s) > 0.5 for s in runs
     )  # no network of the row has begun to learn
-    seeds = lambda d: [
-        load_json(p) for p in sorted((Path(results) / 'act' / d).glob('seed=*/summary.json'))
-    ]
+    seeds = lambda d: [load_json(p) for p in sorted((folder / d).glob('seed=*/summary.json'))]
     mean = lambda ss, held_out='test': sum(err(s, held_out) for s in ss) / len(ss)  # over the seeds
     paper = '(paper: 20 networks per τ, a million updates on each of 16 threads)'
     # Graves 2016, Figure 8

@@ -8,6 +8,7 @@ __all__ = [
     'REPRODUCTION',
     'Markdown',
     'markdown_table',
+    'family_results',
     'reproduction_table',
     'probes',
     'probe_table',
@@ -19,6 +20,7 @@ from pathlib import Path
 from ..train.files import load_json
 from ..runs.registry import command_sets
 from .costs import CPU_RUN_H
+from ..errors import UsageError
 
 
 # %% ../../nbs/60_report.tables.ipynb #d4a2eac4
@@ -41,6 +43,17 @@ def markdown_table(rows, columns=None):
             lines + ['| ' + ' | '.join(cell(r.get(c, '')) for c in columns) + ' |' for r in rows]
         )
     )
+
+
+# %% ../../nbs/60_report.tables.ipynb #c01feeb0
+def family_results(results, family: str) -> Path:
+    "The folder `results`/`family`; a `UsageError` naming it when it is absent."
+    folder = Path(results) / family
+    if not folder.is_dir():
+        raise UsageError(
+            f'no runs of {family} at {folder}: pass the results folder of a checkout (nbs/results)'
+        )
+    return folder
 
 
 # %% ../../nbs/60_report.tables.ipynb #09497385
