@@ -65,3 +65,17 @@ def test_errors_when_no_run_remains(tmp_path):
         ttc('atlas', tmp_path / 'run', '--out', tmp_path / 'a'),
         'has no compute curve (no curve.json): ttc eval',
     )
+
+
+def test_the_headline_runs_need_their_results_folder(tmp_path):
+    "Outside a checkout the headline runs are where --results says; a missing folder is one line."
+    one_line_error(
+        ttc('atlas', '--results', tmp_path / 'none', '--out', tmp_path / 'a'),
+        f'no committed runs at {tmp_path / "none"}: name the run directories, '
+        'or give the results folder of a checkout with --results',
+    )
+    r = ttc(
+        'atlas', '--json', '--results', ROOT / 'nbs/results', '--out', tmp_path / 'a', cwd=tmp_path
+    )
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)) > len(METHODS)

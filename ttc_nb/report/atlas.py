@@ -8,7 +8,6 @@ __all__ = [
     'MULTIPLES',
     'NOT_MEASURED',
     'HEADLINE',
-    'NBS',
     'load_curve',
     'depth_curve',
     'load_curves',
@@ -29,7 +28,6 @@ __all__ = [
 import json
 import warnings
 from pathlib import Path
-import ttc_nb
 from ..train.files import load_json
 from ..errors import BadRunFile
 import torch
@@ -223,32 +221,28 @@ def atlas_table(rows: list) -> Markdown:
 
 # %% ../../nbs/62_report.atlas.ipynb #b271b719
 HEADLINE = {
-    'ACT': 'results/act/parity64-600k/tau=0.001',
-    'PonderNet': 'results/act/extrapolation-pondernet/lambda_p=0.1',
-    'prefix parity': 'results/prefix-parity',
-    'RRN': 'results/rrn/cpu',
-    'DEQ': 'results/deq/cured',
-    'learned adjacencies': 'results/pgadj/9x9-cpu',
-    'top-layer recurrence': 'results/recurrence/paths-cpu-cured/recurrent',
-    'looped transformer': 'results/looped/linear/looped-cpu',
-    'RASP depth': ('results/rasp/reverse/layers-1', 'results/rasp/reverse/predicted'),
-}
-NBS = (
-    Path(ttc_nb.__file__).resolve().parent.parent / 'nbs'
-)  # where a checkout keeps them: HEADLINE's paths are relative to it
+    'ACT': 'act/parity64-600k/tau=0.001',
+    'PonderNet': 'act/extrapolation-pondernet/lambda_p=0.1',
+    'prefix parity': 'prefix-parity',
+    'RRN': 'rrn/cpu',
+    'DEQ': 'deq/cured',
+    'learned adjacencies': 'pgadj/9x9-cpu',
+    'top-layer recurrence': 'recurrence/paths-cpu-cured/recurrent',
+    'looped transformer': 'looped/linear/looped-cpu',
+    'RASP depth': ('rasp/reverse/layers-1', 'rasp/reverse/predicted'),
+}  # relative to a results folder, such as a checkout's nbs/results
 
 
-def headline_dirs() -> list:
-    "The run directories of `HEADLINE` in this checkout; a `UsageError` if it has none."
-    # an installed package has no nbs/
-    if not (NBS / 'results').is_dir():
+def headline_dirs(results) -> list:
+    "The run directories of `HEADLINE` in the folder `results`; a `UsageError` if it is absent."
+    results = Path(results)
+    if not results.is_dir():
         raise UsageError(
-            f'no committed runs at {NBS / "results"}: name the run directories, '
-            'or run from a checkout of ttc_nb'
+            f'no committed runs at {results}: name the run directories, '
+            'or give the results folder of a checkout with --results'
         )
-    return [
-        tuple(NBS / p for p in v) if isinstance(v, tuple) else NBS / v for v in HEADLINE.values()
-    ]
+    at = lambda p: results / p
+    return [tuple(map(at, v)) if isinstance(v, tuple) else at(v) for v in HEADLINE.values()]
 
 
 # %% ../../nbs/62_report.atlas.ipynb #more0def
@@ -388,6 +382,11 @@ def atlas_command(parser):
         default='atlas',
         help='folder for curves.png, gains.png, atlas.md and atlas.json (default: atlas)',
     )
+    parser.add_argument(
+        '--results',
+        default='nbs/results',
+        help='the folder of the headline runs, when no RUN_DIR is named (default: nbs/results)',
+    )
     parser.add_argument('--json', action='store_true', help='print the table as one JSON line')
     parser.set_defaults(func=_atlas_cmd)
 
@@ -397,7 +396,7 @@ def _atlas_cmd(args):
         curves = readable_curves(args.run_dirs)
         names = [c['experiment'] for c in curves]
     else:
-        curves, names = load_curves(headline_dirs()), list(HEADLINE)
+        curves, names = load_curves(headline_dirs(args.results)), list(HEADLINE)
     rows = write_atlas(curves, names, args.out)
     print(
         json.dumps(rows)
