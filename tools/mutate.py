@@ -490,6 +490,128 @@ MUTANTS = [
         'target = S / S.sum(-2, keepdim=True).clamp(min=1)',
         'attention targets normalised over queries, not keys',
     ),
+    # ---------------------------------------------------------------- RASP compiler: the value pass
+    M(
+        'values-width-short',
+        '26_rasp.compiler.values',
+        'vals[v.id] = list(range(max_len + 1))',
+        'vals[v.id] = list(range(max_len))',
+        'a selector width never takes max_len, the width of a query that selects every key',
+    ),
+    M(
+        'values-cat-no-default',
+        '26_rasp.compiler.values',
+        'vals[v.id] = _uniq(s + [v.default])',
+        'vals[v.id] = _uniq(s)',
+        "a categorical aggregate's values leave out its default",
+    ),
+    M(
+        'means-one-short',
+        '26_rasp.compiler.values',
+        'for w in range(1, max_len + 1):',
+        'for w in range(1, max_len):',
+        'the means of a numerical aggregate leave out those of max_len values',
+    ),
+    M(
+        'situations-last-position',
+        '26_rasp.compiler.values',
+        'return ((n, i) for n in range(1, max_len + 1) for i in range(n))',
+        'return ((n, i) for n in range(1, max_len + 1) for i in range(n - 1))',
+        'the positions where values meet leave out the last position of each length',
+    ),
+    M(
+        'uniq-true-is-one',
+        '26_rasp.compiler.values',
+        'if x is FAILED or (k := (type(x), x)) in seen:',
+        'if x is FAILED or (k := x) in seen:',
+        'the value set counts True and 1 as one value',
+    ),
+    M(
+        'projection-overlap',
+        '26_rasp.compiler.values',
+        '1.0 if gap is None else (hi - lo + gap) / g',
+        '1.0 if gap is None else (hi - lo) / g',
+        "the projection puts a number's stretch where the previous one's ends: two points meet",
+    ),
+    # --------------------------------------------------------- RASP compiler: layout and weights
+    M(
+        'head-bos-full-score',
+        '27_rasp.compiler.assemble',
+        'A * (len(parts) - (0 if agg is None else 0.5))',
+        'A * (len(parts) - 0)',
+        'BOS scores as high as a selected key, so an aggregate averages the default in',
+    ),
+    M(
+        'head-same-layer',
+        '27_rasp.compiler.assemble',
+        'out.layer = 1 + max((s.layer for s in reads + [src] if s is not None), default=0)',
+        'out.layer = max((s.layer for s in reads + [src] if s is not None), default=0)',
+        'a head goes in the layer of what it reads, not the one after',
+    ),
+    M(
+        'step-at-upper-point',
+        '27_rasp.compiler.assemble',
+        'mu, sl = (z[j] + z[j - 1]) / 2, 2 / (z[j] - z[j - 1])',
+        'mu, sl = z[j], 2 / (z[j] - z[j - 1])',
+        'an MLP step sits on the upper point, not half way between two points',
+    ),
+    M(
+        'decode-reads-bos',
+        '27_rasp.compiler.assemble',
+        'rows = [[sp.values[i] for i in row[1 : n + 1]] for row, n in zip(ix, lengths)]',
+        'rows = [[sp.values[i] for i in row[:n]] for row, n in zip(ix, lengths)]',
+        'decoding reads the BOS position and drops the last token',
+    ),
+    M(
+        'encode-masks-last',
+        '27_rasp.compiler.assemble',
+        'mask[r, : len(x) + 1] = True',
+        'mask[r, : len(x)] = True',
+        "the mask hides each input's last token",
+    ),
+    M(
+        'compile-ignores-name',
+        '27_rasp.compiler.assemble',
+        'sops[name] if name else program.output,',
+        'program.output,',
+        'compiling a named s-op compiles the output instead',
+    ),
+    # ---------------------------------------------------------------- the atlas, reproduction rows
+    M(
+        'atlas-best-at-unscaled',
+        '62_report.atlas',
+        'best_at=n[g.index(best)] / k,',
+        'best_at=n[g.index(best)],',
+        'the best point is placed in iterations, not in multiples of k',
+    ),
+    M(
+        'atlas-past-sign',
+        '62_report.atlas',
+        'past=max(past) - s * at[1] if',
+        'past=max(past) - at[1] if',
+        'the gain past k of a lower-is-better metric has the wrong sign',
+    ),
+    M(
+        'atlas-overthinking-sign',
+        '62_report.atlas',
+        'overthinking=best - g[-1],',
+        'overthinking=g[-1] - best,',
+        'overthinking is measured from the last point up to the best',
+    ),
+    M(
+        'act-parity-verdict',
+        '61_report.act',
+        "verdict='met' if err(p64) < 0.05 else 'not met',",
+        "verdict='met' if err(p64) < 0.5 else 'not met',",
+        "parity's verdict holds ours against 50% error instead of the paper's 5%",
+    ),
+    M(
+        'act-prefix-seeds',
+        '61_report.act',
+        "if len(pre['tau=0.01']) >= 3 and mean(pre['tau=0.01']) < 0.05",
+        "if len(pre['tau=0.01']) >= 4 and mean(pre['tau=0.01']) < 0.05",
+        'the prefix-parity verdict asks for four seeds where three were trained',
+    ),
     # -------------------------------------------------------- looped transformers, function classes
     M(
         'interleave-dim',
@@ -790,14 +912,17 @@ def mutate_notebook(root, m):
 
 # A function's lazy import counts too.
 def imported_modules(path):
-    "The ttc_nb modules that the Python file `path` imports, anywhere in it, by reading its syntax."
+    "The ttc_nb modules (dotted, as 'rasp.compiler.values') that the Python file `path` imports."
+    # anywhere in it, a function's lazy import too, by reading its syntax; `from ttc_nb.a import b`
+    # counts both a and a.b, as b may be a module or a name
     out = set()
     for node in ast.walk(ast.parse(Path(path).read_text())):
         if isinstance(node, ast.Import):
-            out |= {a.name.split('.')[1] for a in node.names if a.name.startswith('ttc_nb.')}
+            out |= {a.name[len('ttc_nb.') :] for a in node.names if a.name.startswith('ttc_nb.')}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module.startswith('ttc_nb.'):
-                out.add(node.module.split('.')[1])
+                module = node.module[len('ttc_nb.') :]
+                out |= {module} | {f'{module}.{a.name}' for a in node.names}
             elif node.module == 'ttc_nb':
                 out |= {a.name for a in node.names}
     return out
