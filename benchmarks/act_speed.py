@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from ttc_nb.act.model import ACT, act_reference
 from ttc_nb.act.tasks import parity_batch
 from ttc_nb.train.files import save_json
-from ttc_nb.runs.registry import environment
+from ttc_nb.runs.provenance import environment
 
 
 def per_call(f, reps):

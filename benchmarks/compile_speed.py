@@ -20,7 +20,8 @@ import time
 import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import compiled, default_device, fit, seed_everything
-from ttc_nb.runs.registry import environment, get_experiment
+from ttc_nb.runs.provenance import environment
+from ttc_nb.runs.registry import get_experiment
 
 FAMILIES = (
     'prefix-parity',

@@ -121,7 +121,7 @@ def main():
     import torch
     from ttc_nb.train.files import save_json
     from ttc_nb.train.fit import default_device
-    from ttc_nb.runs.registry import environment
+    from ttc_nb.runs.provenance import environment
 
     if a.threads:
         torch.set_num_threads(a.threads)

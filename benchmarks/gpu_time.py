@@ -62,7 +62,8 @@ from torch.utils.flop_counter import flop_registry
 from ttc_nb.core.protocol import compute_curve
 from ttc_nb.train.files import load_checkpoint, load_json, save_json
 from ttc_nb.train.fit import Objective, lr_schedule, train_step, seed_everything
-from ttc_nb.runs.registry import all_experiments, environment, get_experiment
+from ttc_nb.runs.provenance import environment
+from ttc_nb.runs.registry import all_experiments, get_experiment
 from ttc_nb.report.costs import GPU_TIME
 
 H100 = dict(name='NVIDIA H100 SXM5', bf16_flops_per_s=989e12, bytes_per_s=3.35e12, host_cores=16)

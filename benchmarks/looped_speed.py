@@ -30,7 +30,7 @@ import time
 import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import TrainConfig, fit
-from ttc_nb.runs.registry import environment
+from ttc_nb.runs.provenance import environment
 from ttc_nb.looped.model import looped_setup, LoopedConfig
 
 CONFIGS = dict(

@@ -28,7 +28,7 @@ import numpy as np
 from ttc_nb.rasp.interpreter import Program
 from ttc_nb.rasp.programs import SORT
 from ttc_nb.train.files import save_json
-from ttc_nb.runs.registry import environment
+from ttc_nb.runs.provenance import environment
 
 
 def median_s(f, reps):

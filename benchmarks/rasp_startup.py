@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 from ttc_nb.train.files import save_json
-from ttc_nb.runs.registry import environment
+from ttc_nb.runs.provenance import environment
 
 PROGRAM = 'x = indices + 1;\n'
 

@@ -24,7 +24,8 @@ import torch
 from ttc_nb.core.losses import stepwise_progressive_loss
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import Setup, default_device, fit
-from ttc_nb.runs.registry import environment, get_experiment
+from ttc_nb.runs.provenance import environment
+from ttc_nb.runs.registry import get_experiment
 from ttc_nb.sudoku.rrn import RRN
 
 

@@ -12,7 +12,8 @@ import tempfile
 import time
 import torch
 from ttc_nb.train.files import save_json
-from ttc_nb.runs.registry import environment, get_experiment
+from ttc_nb.runs.provenance import environment
+from ttc_nb.runs.registry import get_experiment
 from ttc_nb.sudoku.puzzles import worker_count, splits
 from ttc_nb.sudoku.task import band
 

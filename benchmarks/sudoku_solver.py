@@ -12,7 +12,7 @@ import statistics
 import time
 from ttc_nb.sudoku.puzzles import HARD, solve_board, count_solutions, is_solution, parse_board
 from ttc_nb.train.files import save_json
-from ttc_nb.runs.registry import environment
+from ttc_nb.runs.provenance import environment
 
 
 def measure(name, puzzle, reps):

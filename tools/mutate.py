@@ -1178,9 +1178,9 @@ def totals(recs):
 
 # It is recorded for the working tree's package, on CPU.
 def machine():
-    "The machine, as `ttc_nb.runs.registry.environment` records it."
+    "The machine, as `ttc_nb.runs.provenance.environment` records it."
     sys.path.insert(0, str(ROOT))
-    from ttc_nb.runs.registry import environment
+    from ttc_nb.runs.provenance import environment
 
     env = environment('cpu')
     return {k: env[k] for k in ('cpus', 'device_name', 'torch', 'commit')} | dict(

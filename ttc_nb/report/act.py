@@ -6,9 +6,8 @@
 __all__ = ['reproduction']
 
 # %% ../../nbs/61_report.act.ipynb #a1c0e7d6
-from pathlib import Path
 from ..train.files import load_json
-from ..runs.registry import made_on
+from ..runs.provenance import made_on
 from .tables import family_results
 from ..act.model import final
 

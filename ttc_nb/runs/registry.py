@@ -11,14 +11,10 @@ __all__ = [
     'register',
     'get_experiment',
     'all_experiments',
-    'environment',
     'rerun_command',
     'command_sets',
     'read_run_file',
     'report',
-    'machine',
-    'made_on',
-    'hardware',
     'evaluation_curve',
     'saved_config',
     'saved_run',
@@ -41,15 +37,12 @@ import os
 import json
 import shlex
 import hashlib
-import socket
-import platform
-import subprocess
 import contextlib
 import dataclasses
 import typing
 import importlib
 from dataclasses import dataclass, field, asdict
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Callable
 import torch
@@ -79,6 +72,7 @@ from ttc_nb.train.fit import (
 )
 from ..errors import UsageError
 from .catalogue import EXPERIMENT_MODULES
+from .provenance import environment
 
 
 # %% ../../nbs/09_runs.registry.ipynb #88e944fb
@@ -186,57 +180,6 @@ def all_experiments():
     return {name: get_experiment(name) for name in sorted(EXPERIMENT_MODULES)}
 
 
-# %% ../../nbs/09_runs.registry.ipynb #68a93aec
-def _git_commit():
-    "The commit of the ttc_nb checkout in use (with '-dirty' if modified); None outside git."
-    import ttc_nb
-
-    try:
-        return (
-            subprocess.run(
-                ['git', 'describe', '--always', '--dirty', '--abbrev=40'],
-                capture_output=True,
-                text=True,
-                timeout=5,
-                cwd=Path(ttc_nb.__file__).parent,
-            ).stdout.strip()
-            or None
-        )
-    except OSError:
-        return None
-
-
-def _cpu_name():
-    try:
-        return next(
-            line.split(':', 1)[1].strip()
-            for line in open('/proc/cpuinfo')
-            if line.startswith('model name')
-        )
-    except (OSError, StopIteration):
-        return platform.processor() or platform.machine()
-
-
-def environment(device=None):
-    "Versions, hardware, git commit and time: what `env.json` records."
-    import ttc_nb
-
-    device = torch.device(device or default_device())
-    return dict(
-        ttc_nb=ttc_nb.__version__,
-        torch=torch.__version__,
-        python=platform.python_version(),
-        platform=platform.platform(),
-        host=socket.gethostname(),
-        cpus=os.cpu_count(),
-        threads=torch.get_num_threads(),
-        device=str(device),
-        device_name=torch.cuda.get_device_name(device) if device.type == 'cuda' else _cpu_name(),
-        commit=_git_commit(),
-        started=datetime.now(timezone.utc).isoformat(timespec='seconds'),
-    )
-
-
 # %% ../../nbs/09_runs.registry.ipynb #6454ee1f
 def _unparse(v):
     "A field's value as `--set` writes it: what `apply_overrides` parses back."
@@ -324,33 +267,6 @@ def report(run_dir, metric=None):
     curve = read_run_file(run_dir, 'curve.json') if (run_dir / 'curve.json').exists() else None
     plot_run(run_dir, cfg, curve, MetricsLog(run_dir / 'metrics.jsonl').read(), metric)
     return read_run_file(run_dir, 'summary.json') if (run_dir / 'summary.json').exists() else cfg
-
-
-# %% ../../nbs/09_runs.registry.ipynb #d1bd6615
-def machine(env) -> str:
-    "The hardware of a run's `env.json`, in words."
-    if env['device'] != 'cpu':
-        return f'one {env["device_name"]}'
-    n = env['threads']
-    return f'{n} thread{"s" * (n > 1)} of a {env["cpus"]}-core {env["device_name"]}, no GPU'
-
-
-def made_on(*envs) -> str:
-    "The machines of runs' `env.json`s, and whether one was made from a modified checkout."
-    dirty = any((e['commit'] or '').endswith('-dirty') for e in envs)
-    return (
-        ' and '.join(sorted({machine(e) for e in envs})) + ', made from a modified checkout' * dirty
-    )
-
-
-def hardware(summary):
-    "Where and how long a run trained, from its summary: the line to print beside its figures."
-    env = summary['env']
-    return (
-        f'{summary["config"]["updates"]:,} updates in {summary["wall_time_s"] / 60:.1f} min '
-        f'on {machine(env)}; '
-        f'torch {env["torch"]}, commit {(env["commit"] or "unknown")[:7]}'
-    )
 
 
 # %% ../../nbs/09_runs.registry.ipynb #c69179d6
