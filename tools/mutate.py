@@ -1096,10 +1096,11 @@ def run_mutant(m, base, scratch, base_res):
     t0 = time.perf_counter()
     tree = copy_tree(base, Path(scratch) / f'm-{m.name}')
     module = module_of(tree, m.notebook)
+    path = Path('ttc_nb', *module.split('.')).with_suffix('.py')  # rasp.compiler.values
     rec = dict(
         name=m.name,
         notebook=f'nbs/{m.notebook}.ipynb',
-        module=f'ttc_nb/{module}.py',
+        module=str(path),
         what=m.what,
         find=m.find,
         replace=m.replace,
@@ -1110,7 +1111,7 @@ def run_mutant(m, base, scratch, base_res):
         seconds=None,
     )
     try:
-        before = (tree / 'ttc_nb' / f'{module}.py').read_text()
+        before = (tree / path).read_text()
         mutate_notebook(tree, m)
         r = subprocess.run(
             [str(Path(PY).parent / 'nbdev_export'), '--path', f'nbs/{m.notebook}.ipynb'],
@@ -1119,7 +1120,7 @@ def run_mutant(m, base, scratch, base_res):
             capture_output=True,
             text=True,
         )
-        after = (tree / 'ttc_nb' / f'{module}.py').read_text()
+        after = (tree / path).read_text()
         if r.returncode or after == before or m.replace not in after:
             rec.update(
                 result='error',
