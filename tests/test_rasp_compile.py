@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import ttc_nb.rasp.ops as R
 from ttc_nb.errors import RASPError
-from ttc_nb.rasp.interpreter import library, PROGRAMS
+from ttc_nb.rasp.interpreter import library
+from ttc_nb.rasp.programs import PROGRAMS
 from ttc_nb.rasp.train import sample_inputs
 from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
 

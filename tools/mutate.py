@@ -286,7 +286,7 @@ MUTANTS = [
     ),
     M(
         'made-on-all-dirty',
-        '09_runs.registry',
+        '08a_runs.provenance',
         "dirty = any((e['commit'] or '').endswith('-dirty') for e in envs)",
         "dirty = all((e['commit'] or '').endswith('-dirty') for e in envs)",
         'made_on says modified only when every run is',
@@ -471,7 +471,7 @@ MUTANTS = [
     ),
     M(
         'caret-is-xor',
-        '23_rasp.interpreter',
+        '22a_rasp.builtins',
         "'^': R.arith(operator.pow)",
         "'^': R.arith(operator.xor)",
         "RASP's ^ is Python's xor, not the power",

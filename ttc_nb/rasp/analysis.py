@@ -32,7 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import ttc_nb.rasp.ops as R
 from ..errors import RASPError
-from .interpreter import Interpreter, Program, Drawing, Values, PROGRAMS, LIB
+from .interpreter import Interpreter, Program, Values, LIB
+from .builtins import Drawing
+from .programs import PROGRAMS
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #4f0daa95
