@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import ttc_nb.rasp.ops as R
 from ttc_nb.rasp.interpreter import Program, LIB
-from ttc_nb.rasp.analysis import kind, repl, format_element
+from ttc_nb.rasp.repl import kind, repl, format_element
 
 EXAMPLES = Path(__file__).parent / 'rasp_reference'  # the reference's files
 RECORDED = json.loads((Path(__file__).parent / 'rasp_reference.json').read_text())['files']

@@ -91,7 +91,7 @@ def test_the_catalogue_names_every_experiment_with_its_module():
 
 # A command is a function `NAME_command(parser)` that adds its arguments to `parser`;
 # `rasp_command`, the interpreter's arguments, is part of `ttc rasp`, which adds the compiler's.
-PART_OF_A_COMMAND = {'ttc_nb.rasp.analysis.rasp_command'}
+PART_OF_A_COMMAND = {'ttc_nb.rasp.repl.rasp_command'}
 
 
 def adds_arguments(f):

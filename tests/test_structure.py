@@ -151,10 +151,7 @@ MAX_STATEMENTS = 300
 # Modules still over the limit, each capped at its count when the rule came in: they are to be
 # split by idea, and none may grow meanwhile. A module split below the limit leaves this list.
 STILL_OVER = {
-    'rasp.analysis': 303,
     'rasp.compiler.assemble': 380,
-    'rasp.interpreter': 341,
-    'runs.registry': 307,
 }
 
 

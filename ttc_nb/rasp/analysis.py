@@ -11,30 +11,16 @@ __all__ = [
     'analyse',
     'draw_graph',
     'draw_selector',
+    'close_figure',
     'draw_flow',
-    'format_element',
-    'show',
-    'kind',
-    'shown',
-    'repl',
-    'program_source',
-    'values_until_error',
-    'run_rasp',
-    'print_values',
-    'rasp_command',
 ]
 
 # %% ../../nbs/24_rasp.analysis.ipynb #59821172
-import sys
 import json
-from pathlib import Path
 from dataclasses import dataclass
-import numpy as np
 import ttc_nb.rasp.ops as R
 from ..errors import RASPError
-from .interpreter import Interpreter, Program, Values, LIB
-from .builtins import Drawing
-from .programs import PROGRAMS
+from .interpreter import Program
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #4f0daa95
@@ -261,7 +247,7 @@ def draw_selector(selector, xs, title: str = '', ax=None):
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #2c1286c9
-def _close(fig):
+def close_figure(fig):
     "Close `fig`, drawn to a file: no window opens, and its memory goes."
     import matplotlib.pyplot as plt
 
@@ -344,195 +330,3 @@ def draw_flow(target, xs, name: str = None, ax=None):
     ax.axis('off')
     ax.set_title(f'{name or _label(target, names)} on {xs!r}', fontsize=10)
     return ax
-
-
-# %% ../../nbs/24_rasp.analysis.ipynb #cbb6ecb2
-def format_element(x) -> str:
-    "A sequence's value as the reference prints it: T and F, floats to 3 decimals (2/3 as 0.667)."
-    return (
-        {True: 'T', False: 'F'}[x]
-        if isinstance(x, bool)
-        else repr(round(x, 3))
-        if isinstance(x, float)
-        else str(x)
-    )
-
-
-def show(v, inner: bool = False) -> str:
-    "A value as the command prints it: a sequence, a selection matrix or a constant."
-    if isinstance(v, np.ndarray) and v.ndim == 2:
-        return '\n'.join(' '.join('1' if b else '.' for b in row) for row in v)
-    if isinstance(v, np.ndarray):
-        return '[' + ', '.join(map(format_element, v.tolist())) + ']'
-    if isinstance(v, list):
-        return '[' + ', '.join(show(x, True) for x in v) + ']'
-    if isinstance(v, dict):
-        return '{' + ', '.join(f'{show(k, True)}: {show(x, True)}' for k, x in v.items()) + '}'
-    if isinstance(v, str):
-        return repr(v) if inner else f'"{v}"'
-    return repr(v.item() if isinstance(v, np.generic) else v)
-
-
-def _filled(v, xs):
-    "A constant with the s-ops and selectors in it replaced by their values on `xs`."
-    if isinstance(v, R.Node):
-        return R.evaluate(v, xs)
-    if isinstance(v, dict):
-        return {k: _filled(x, xs) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_filled(x, xs) for x in v]
-    return v
-
-
-def kind(v: np.ndarray) -> str:
-    "The reference's name for the type of a sequence's values: ints, floats, bools or strings."
-    if v.dtype.kind in 'bif':
-        return {'b': 'bools', 'i': 'ints', 'f': 'floats'}[v.dtype.kind]
-    return 'strings' if all(isinstance(x, str) for x in v.tolist()) else 'values'
-
-
-def shown(name, v, interp: Interpreter) -> str:
-    "How the REPL shows `name` (None: an expression) holding `v`."
-    if isinstance(v, Drawing):
-        interp.drawings = getattr(interp, 'drawings', 0) + 1
-        ax = draw_flow(v.s, interp.example if v.xs is None else v.xs)
-        ax.figure.savefig(path := f'rasp_draw_{interp.drawings}.png', dpi=120, bbox_inches='tight')
-        _close(ax.figure)
-        return f'drawn in {path}'
-    if isinstance(v, Values):
-        v = show(v.array) + (f' ({kind(v.array)})' if v.array.ndim == 1 else '')
-    elif isinstance(v, R.Node):
-        if not interp.examples:
-            return f'{name or "out"}: {"s-op" if isinstance(v, R.SOp) else "selector"}'
-        try:
-            val = R.evaluate(v, interp.example)
-            v = show(val) + (f' ({kind(val)})' if isinstance(v, R.SOp) else '')
-        except RASPError as e:
-            v = str(e)
-    else:
-        try:
-            v = show(_filled(v, interp.example))
-        except RASPError as e:
-            v = str(e)
-    return v if name is None else f'{name} = {v}'
-
-
-def repl(xs: str, read=input):
-    "Read and run statements, printing what they make on `xs`, until `exit` or the end of input."
-    interp, buf = Interpreter(LIB), ''
-    interp.example = xs
-    while not interp.exited:
-        try:
-            line = read('.. ' if buf else '>> ')
-        except EOFError:
-            return
-        buf += line + '\n'
-        try:
-            interp.run(buf)
-        except RASPError as e:
-            # the statement goes on, over blank lines too
-            if str(e).split('\n')[0].endswith('found the end of the program'):
-                continue
-            interp.results.append((None, e))
-        buf = ''
-        for name, v in interp.results:
-            print(str(v) if isinstance(v, RASPError) else shown(name, v, interp))
-
-
-# %% ../../nbs/24_rasp.analysis.ipynb #52aeef55
-def program_source(file: str) -> str:
-    "The text of a program: a file's, standard input's for '-', a library program's for 'lib:NAME'."
-    if file == '-':
-        return sys.stdin.read()
-    if file.startswith('lib:'):
-        if file[4:] not in PROGRAMS:
-            raise RASPError(f'no library program {file[4:]!r}; the library: {", ".join(PROGRAMS)}')
-        return PROGRAMS[file[4:]]
-    try:
-        return Path(file).read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise RASPError(f'cannot read {file}: {e}') from None
-
-
-def values_until_error(program: Program, xs, name: str = None) -> tuple:
-    "(values, error or None): the values of `program`'s s-ops (or `name`) on `xs` up to an error."
-    try:
-        return program(xs, name), None
-    except RASPError as e:
-        if name is not None:
-            return {}, e
-    out = {}  # one by one, to keep the values before the failing s-op
-    for k, v in program.sops.items():
-        try:
-            out[k] = R.evaluate(v, xs).tolist()
-        except RASPError as e:
-            return out, e
-    return out, None
-
-
-def run_rasp(args):
-    "`ttc rasp`: run a program on an input, analyse or draw it, or start the REPL without a FILE."
-    if args.file is None:
-        if args.name or args.json or args.analyse or args.draw:
-            raise RASPError('--name, --json, --analyse and --draw need a program FILE')
-        return repl('hello' if args.input is None else args.input)
-    file = None if args.file == '-' or args.file.startswith('lib:') else args.file
-    program = Program(program_source(args.file), LIB, file, partial=not args.analyse)
-    if args.analyse:
-        return print(analyse(program, args.name).report(args.json))
-    # a program's error stops it: the values before it are shown, then the error
-    xs = args.input if args.input is not None else program.interp.example or 'hello'
-    if args.draw:
-        if program.error:
-            raise program.error
-        (fig := draw_flow(program, xs, args.draw).figure).savefig(
-            out := args.out or f'{args.draw}.png', dpi=120, bbox_inches='tight'
-        )
-        _close(fig)
-        return print(f'drawn: {out}')
-    values, error = values_until_error(program, xs, args.name)
-    error = program.error or error
-    print_values(values, args.name, args.json, error)
-    if error is not None:
-        raise error
-
-
-def print_values(values: dict, name: str = None, as_json: bool = False, error=None):
-    "Print the s-ops' `values` as `ttc rasp` does: a line each, or one line of JSON."
-    if as_json:
-        if error is None:
-            print(json.dumps(values[name] if name else values, ensure_ascii=False))
-        else:
-            print(json.dumps({**values, 'error': str(error)}, ensure_ascii=False))
-    else:
-        for k, v in values.items():
-            print(
-                f'{k} = {show(np.array(v, dtype=object))}'
-            )  # sequences, shown as the REPL shows them
-
-
-def rasp_command(parser):
-    "Add the arguments of `ttc rasp`."
-    parser.add_argument(
-        'file',
-        nargs='?',
-        metavar='FILE',
-        help='program file, - for standard input, lib:NAME for a library program; none: a REPL',
-    )
-    parser.add_argument(
-        '--input',
-        help='the input; its characters are the tokens '
-        "(default: the program's `set example`, else hello)",
-    )
-    parser.add_argument('--name', help='print only this s-op')
-    parser.add_argument('--json', action='store_true', help='print one line of JSON')
-    parser.add_argument(
-        '--analyse', action='store_true', help='print the layers and heads the program needs'
-    )
-    parser.add_argument(
-        '--draw',
-        metavar='NAME',
-        help='draw the computation of the s-op NAME on the input to a PNG file',
-    )
-    parser.add_argument('--out', metavar='F.png', help='the file of --draw (default: NAME.png)')
-    parser.set_defaults(func=run_rasp)

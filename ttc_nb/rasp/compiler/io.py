@@ -18,7 +18,7 @@ import json
 import argparse
 from ...errors import RASPError
 from ..interpreter import Program, LIB
-from ..analysis import rasp_command, run_rasp, program_source, print_values
+from ..repl import rasp_command, run_rasp, program_source, print_values
 
 # %% ../../../nbs/28_rasp.compiler.io.ipynb #406bc6ea
 FORMAT = 'ttc_nb compiled RASP program'  # the `format` of a file `save` writes
