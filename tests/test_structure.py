@@ -212,6 +212,64 @@ def test_no_public_name_is_exported_twice():
     assert {n: ms for n, ms in seen.items() if len(ms) > 1 and n not in SHARED} == {}
 
 
+# A notebook's name is its number then its module: '08a_runs.provenance' writes runs.provenance.
+def notebook_numbers(nbs=NBS):
+    "{module: its notebook's number, as '08a'}, for every notebook that exports a module."
+    out = {}
+    for p in nbs.glob('*.ipynb'):
+        number, _, module = p.stem.partition('_')
+        if module:
+            out[module] = number
+    return out
+
+
+def test_notebook_numbers_follow_the_imports():
+    "A module's notebook comes after the notebooks of what it imports; no two share a number."
+    numbers = notebook_numbers()
+    assert set(modules()) <= set(numbers), set(modules()) - set(numbers)
+    assert len(set(numbers.values())) == len(numbers)
+    late = [f'{a} -> {b}' for a, bs in graph().items() for b in bs if numbers[b] > numbers[a]]
+    assert late == []
+
+
+# The model modules of the method packages: the networks and their mathematics.
+MODELS = [
+    'act.model',
+    'examples.prefix_parity',
+    'looped.model',
+    'rasp.train',
+    'recurrence.model',
+    'sudoku.deq',
+    'sudoku.pgadj',
+    'sudoku.rrn',
+]
+READS = {'open', 'load_json', 'read_text', 'read_bytes', 'load', 'glob', 'rglob', 'iterdir'}
+
+
+def calls(path):
+    "The names of the functions and methods the module at `path` calls, anywhere in it."
+    return {
+        f.attr if isinstance(f, ast.Attribute) else getattr(f, 'id', None)
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        for f in [node.func]
+    }
+
+
+def test_a_model_module_imports_no_registry_and_reads_no_file():
+    "Configs, presets and registration sit in `experiments`; reading runs is the reports' work."
+    g = graph()
+    for m in MODELS:
+        assert not {b for b in g[m] if package(b) in ('runs', 'train', 'report')}, m
+        assert not calls(LIB / f'{m.replace(".", "/")}.py') & READS, m
+    # only an experiments module registers, and every method package has one
+    registering = {m for m, bs in g.items() if 'runs.registry' in bs and package(m) not in TOP}
+    methods = {package(m) for m in MODELS}
+    assert {m for m in registering if package(m) in methods} == {
+        f'{p}.experiments' for p in methods
+    }
+
+
 # Their Sudoku data never comes from `rrn`.
 def test_methods_import_rrn_only_for_the_network():
     "DEQ and the learned adjacencies subclass the RRN; their Sudoku data comes from `sudoku_task`."
