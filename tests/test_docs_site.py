@@ -38,7 +38,8 @@ SHOTS = ROOT / '_build' / 'screenshots'
 MAX_SHOT = 4_000  # pixels of a page's height in its screenshot: its first four screens or so
 
 
-# nbdev names a page after its notebook without the number, titles it by its `# Title` cell.
+# nbdev names a page after its notebook without the number (`25_` or `25a_`), titles it by its
+# `# Title` cell.
 def notebook_pages():
     "{page: title} of the notebooks in nbs/."
     out = {}
@@ -51,7 +52,7 @@ def notebook_pages():
             if s.startswith('# ')
         ]
         assert heads, f'{p.name} has no `# Title` cell'
-        out[re.sub(r'^\d+_', '', p.stem)] = re.sub(r'[*`]', '', heads[0][2:]).strip()
+        out[re.sub(r'^\d+[a-zA-Z0-9]*_', '', p.stem)] = re.sub(r'[*`]', '', heads[0][2:]).strip()
     return out
 
 

@@ -7,10 +7,6 @@ __all__ = [
     'PAD',
     'BOS',
     'DYCK',
-    'TABLE1_PROGRAMS',
-    'PRESETS',
-    'LONGER',
-    'PAPER_ACC',
     'letters',
     'sample_inputs',
     'RASPTask',
@@ -18,32 +14,19 @@ __all__ = [
     'supervised',
     'attention_mse',
     'rasp_loss',
-    'RASPConfig',
-    'rasp_data',
-    'rasp_setup',
-    'ablations',
     'argmax_match',
     'attention_match',
-    'run_summaries',
-    'reproduction',
 ]
 
 # %% ../../nbs/25_rasp.train.ipynb #8087eb2b
-from dataclasses import dataclass
-from pathlib import Path
-import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from ..core.protocol import Thoughts, IGNORE, accuracy, exact
-from ..train.fit import TrainConfig, at_least
-from ..train.files import load_json
-from ..runs.registry import Setup, Experiment, register, made_on
-from ..errors import UsageError
+from ..core.protocol import Thoughts, IGNORE
 from ..core.transformer import TransformerConfig, Encoder
 import ttc_nb.rasp.ops as R
 from .interpreter import library
-from .analysis import analyse, PAPER_COUNTS
+from .analysis import analyse
 
 # %% ../../nbs/25_rasp.train.ipynb #224698c2
 PAD, BOS = '<pad>', '§'
@@ -171,164 +154,6 @@ def rasp_loss(model, batch, sup: list, weight: float):
     return ce + weight * mse, {'ce': ce.detach(), 'attn_mse': mse.detach()}
 
 
-# %% ../../nbs/25_rasp.train.ipynb #2647a18b
-TABLE1_PROGRAMS = tuple(PAPER_COUNTS)  # the eight programs of the paper's Table 1
-
-
-@dataclass
-class RASPConfig(TrainConfig):
-    program: str = 'reverse'  # a library program of ttc_nb.rasp.interpreter
-    alphabet: int = at_least(1, 10)  # letters in the inputs (the Dyck tasks have their brackets)
-    min_len: int = at_least(1, 1)
-    max_len: int = at_least(1, 10)  # input lengths, before the BOS
-    train_size: int = at_least(1, 10000)
-    valid_size: int = at_least(1, 1000)
-    test_size: int = at_least(1, 1000)
-    data_seed: int = 0
-    layers: int = at_least(0, 0)  # 0: the analysis' count
-    heads: int = at_least(0, 0)  # 0: the most heads a layer of the analysis needs
-    d_model: int = at_least(1, 256)
-    d_ff: int = at_least(1, 512)
-    attn_weight: float = at_least(
-        0.0, 0.0
-    )  # weight of the attention-supervision MSE; Weiss et al. used 100
-    eval_batch: int = at_least(1, 500)
-
-
-def rasp_data(cfg: RASPConfig):
-    "The task and its train, valid and test tensors."
-    task, rng = (
-        RASPTask(cfg.program, cfg.alphabet, cfg.max_len),
-        np.random.default_rng(cfg.data_seed),
-    )
-    draw = lambda n, exclude=frozenset(): sample_inputs(
-        cfg.program, n, cfg.alphabet, cfg.min_len, cfg.max_len, rng, exclude
-    )
-    train = draw(cfg.train_size)
-    held = draw(cfg.valid_size + cfg.test_size, set(train))
-    return (
-        task,
-        task.encode(train),
-        task.encode(held[: cfg.valid_size]),
-        task.encode(held[cfg.valid_size :]),
-    )
-
-
-def rasp_setup(cfg: RASPConfig) -> Setup:
-    "The RASP `Setup` from `cfg`: an encoder of the analysis' size, trained with `rasp_loss`."
-    if cfg.program not in TABLE1_PROGRAMS:
-        raise ValueError(
-            f'program must be one of {", ".join(TABLE1_PROGRAMS)}, not {cfg.program!r}'
-        )
-    task, train, valid, test = rasp_data(cfg)
-    layers, heads = cfg.layers or task.layers, cfg.heads or max(task.head_counts)
-    tcfg = TransformerConfig(
-        d_model=cfg.d_model,
-        n_heads=heads,
-        n_layers=layers,
-        d_ff=cfg.d_ff,
-        max_len=task.T,
-        positions='sinusoidal',
-    )
-    model = RASPTransformer(tcfg, len(task.tokens), len(task.labels))
-    sup = supervised(task, layers, heads)
-
-    def sample(gen):
-        i = torch.randint(len(train[0]), (cfg.batch_size,), generator=gen)
-        return tuple(t[i] for t in train)
-
-    n = cfg.eval_batch
-    batches = lambda d: [(d[0][i : i + n], d[1][i : i + n]) for i in range(0, len(d[0]), n)]
-    return Setup(
-        model,
-        sample,
-        lambda m, b: rasp_loss(m, b, sup, cfg.attn_weight),
-        evals={'valid': batches(valid), 'test': batches(test)},
-        metrics={'acc': accuracy, 'exact': exact},
-    )
-
-
-# %% ../../nbs/25_rasp.train.ipynb #3206ef24
-PRESETS = dict(
-    ci=dict(
-        alphabet=4,
-        max_len=5,
-        train_size=400,
-        valid_size=50,
-        test_size=50,
-        d_model=32,
-        d_ff=64,
-        updates=30,
-        eval_every=15,
-        ckpt_every=15,
-        warmup=5,
-        train_steps=1,
-        test_steps=(1,),
-    ),
-    cpu=dict(
-        updates=3000,
-        warmup=100,
-        lr=5e-4,
-        wd=0.0,
-        eval_every=250,
-        ckpt_every=250,
-        train_steps=1,
-        test_steps=(1,),
-    ),
-    gpu=dict(
-        alphabet=26,
-        max_len=100,
-        train_size=50000,
-        valid_size=1000,
-        test_size=1000,
-        updates=20000,
-        warmup=500,
-        lr=3e-4,
-        wd=0.0,
-        eval_every=1000,
-        ckpt_every=1000,
-        eval_batch=100,
-        train_steps=1,
-        test_steps=(1,),
-    ),
-)
-
-LONGER = {
-    'dyck1_ptf': dict(ci=dict(max_len=10), cpu=dict(max_len=16))
-}  # two tokens: too few short inputs
-
-for p in TABLE1_PROGRAMS:
-    presets = {k: v | dict(program=p) | LONGER.get(p, {}).get(k, {}) for k, v in PRESETS.items()}
-    register(
-        Experiment(
-            f'rasp-{p.replace("_", "-")}',
-            f'a transformer of the layers and heads RASP predicts learns {p} (Weiss et al. 2021)',
-            RASPConfig,
-            rasp_setup,
-            presets=presets,  # for the atlas: depth is the budget
-            headline=dict(
-                metric='acc',
-                better='max',
-                budget=lambda c: c['layers'] or analyse(library(c['program']).output).layers,
-            ),
-        )
-    )
-
-
-# %% ../../nbs/25_rasp.train.ipynb #f70067e5
-def ablations(layers: int, heads: int) -> dict:
-    "The runs of a program whose analysis counts `layers` and `heads`: {name: config overrides}."
-    runs = {'predicted': (), 'supervised': ('attn_weight=100',)}
-    if heads > 1:
-        runs['heads-1'] = (f'heads={heads - 1}',)
-    if layers > 1:
-        runs |= {
-            'layers-1': (f'layers={layers - 1}',),
-            'layers-1-heads-x2': (f'layers={layers - 1}', f'heads={2 * heads}'),
-        }
-    return runs
-
-
 # %% ../../nbs/25_rasp.train.ipynb #9f1c1559
 def argmax_match(a, S, x) -> torch.Tensor:
     "Share of real query rows that select something whose most-attended real key `S` selects."
@@ -363,143 +188,3 @@ def attention_match(model, task: RASPTask, data: tuple) -> list:
             )
         )
     return out
-
-
-# %% ../../nbs/25_rasp.train.ipynb #b2aad567
-# Weiss, Goldberg and Yahav (2021), Table 1: test accuracy per position, %, of (program, run)
-PAPER_ACC = {
-    ('most_freq_bos', 'predicted'): 95.99,
-    ('reverse', 'layers-1'): 23.1,
-    ('hist2_bos', 'layers-1'): 40.5,
-}
-
-
-def run_summaries(results=Path('results')) -> dict:
-    "Every run of `ablations`, from its summary under `results`/rasp: {(program, run): figures}."
-    out = {}
-    for p in TABLE1_PROGRAMS:
-        a = analyse(library(p).output)
-        for name in ablations(a.layers, max(a.head_counts)):
-            d = Path(results) / 'rasp' / p / name
-            if not (d / 'summary.json').exists():
-                raise UsageError(f'{d} holds no finished run: `make nbtest` makes it')
-            s = load_json(d / 'summary.json')
-            c, test = s['config'], next(r for r in s['final'] if r['set'] == 'test')
-            out[p, name] = dict(
-                layers=c['layers'] or a.layers,
-                heads=c['heads'] or max(a.head_counts),
-                acc=test['acc'],
-                exact=test['exact'],
-                seconds=s['wall_time_s'],
-                config=c,
-                env=s['env'],
-            )
-    return out
-
-
-# %% ../../nbs/25_rasp.train.ipynb #8235002b
-def _scale(runs: dict) -> str:
-    "The scale and hardware of `runs` (from `run_summaries`), in words."
-    cfgs, envs = [r['config'] for r in runs.values()], [r['env'] for r in runs.values()]
-
-    def one(k):
-        vals = {c[k] for c in cfgs}
-        assert len(vals) == 1, f'the runs differ in {k}'
-        return vals.pop()
-
-    short = min(c['max_len'] for c in cfgs)
-    longer = sorted({(c['program'], c['max_len']) for c in cfgs if c['max_len'] > short})
-    return (
-        f'`cpu` preset: {one("alphabet")} letters, inputs of up to {short} tokens'
-        + ''.join(f' ({n} for {p})' for p, n in longer)
-        + f', {one("train_size"):,} training inputs, '
-        + f'{one("updates"):,} updates of {one("batch_size")}; '
-        + made_on(*envs)
-    )
-
-
-def reproduction(results=Path('results')) -> list:
-    "The reproduction rows of Weiss et al. (2021), from the analysis and the runs in `results`."
-    runs, match = run_summaries(results), load_json(Path(results) / 'rasp' / 'attention.json')
-    scale, pct = _scale(runs), lambda x: f'{100 * x:.2f}%'
-    counts = {p: analyse(library(p).output) for p in TABLE1_PROGRAMS}
-    ours = {p: (a.layers, max(a.head_counts)) for p, a in counts.items()}
-    seven = [p for p in TABLE1_PROGRAMS if p != 'dyck2_ptf']
-    sizes = lambda d: ', '.join(f'{p} {d[p][0]}/{d[p][1]}' for p in seven)
-    d2 = counts['dyck2_ptf']
-    acc = {p: runs[p, 'predicted']['acc'] for p in TABLE1_PROGRAMS}
-    low, most_freq = min(acc, key=acc.get), PAPER_ACC['most_freq_bos', 'predicted']
-    sup = [r for r in match if r['run'] == 'supervised']
-    sup_match = min(r['match'] for r in sup)
-    sup_acc = min(runs[p, 'supervised']['acc'] for p in TABLE1_PROGRAMS)
-    own = [
-        p
-        for p in TABLE1_PROGRAMS
-        if all(
-            r['best_match'] >= 0.95 for r in match if (r['program'], r['run']) == (p, 'predicted')
-        )
-    ]
-
-    def fewer(p):
-        return dict(
-            figure=f'Table 1: {p} with one layer fewer, accuracy per position',
-            paper=f'{PAPER_ACC[p, "layers-1"]}%',
-            ours=pct(runs[p, 'layers-1']['acc']),
-            scale=scale,
-            verdict='not comparable',
-            why='a layer fewer fails here too, but on inputs of at most 10 tokens one layer gets '
-            "far more positions right than on the paper's inputs of up to 100",
-        )
-
-    return [
-        dict(
-            figure='Table 1: layers and most heads in a layer of seven programs (all but Dyck-2)',
-            paper=sizes(PAPER_COUNTS),
-            ours=sizes(ours),
-            scale='the library programs, analysed; no training',
-            verdict='met' if all(ours[p] == PAPER_COUNTS[p] for p in seven) else 'not met',
-            why="the analysis lays the same programs out by the paper's rules",
-        ),
-        dict(
-            figure='Table 1: layers and most heads in a layer of Dyck-2',
-            paper='{} layers, {} head'.format(*PAPER_COUNTS['dyck2_ptf']),
-            ours=f'{d2.layers} layers, heads {", ".join(map(str, d2.head_counts))}',
-            scale='the library program, analysed; no training',
-            verdict='not comparable' if d2.head_counts == [1, 2, 1, 1] else 'not met',
-            why='the paper counts a selector that keeps one best key per row, which RASP lacks; '
-            "without it the authors' own program (tech-srl/RASP, paper_examples.rasp) is 4 layers, "
-            'heads 1, 2, 1, 1, as ours',
-        ),
-        dict(
-            figure='Table 1: accuracy per position at the predicted sizes, the lowest of the eight',
-            paper=f'{most_freq}% (most-freq)',
-            ours=f'{pct(acc[low])} ({low}); the other seven {pct(sorted(acc.values())[1])} or more',
-            scale=scale,
-            verdict='met' if 100 * acc[low] >= most_freq else 'not met',
-            why='every program is learned at its predicted size, the most-frequent sort least '
-            'well, as in the paper; on inputs of at most 10 tokens, not 100',
-        ),
-        fewer('reverse'),
-        fewer('hist2_bos'),
-        dict(
-            figure='Section 5 and Figure 1: trained with attention supervision, the heads attend '
-            'as the selectors',
-            paper='the heads follow the selectors',
-            ours=f"every supervised head's most-attended key is selected in {100 * sup_match:.1f}% "
-            f'of the rows or more; accuracy per position {pct(sup_acc)} or more',
-            scale=scale + "; supervision weight 100, as in the authors' code",
-            verdict='met' if sup_match >= 0.95 else 'not met',
-            why='every head of every program follows its selector, and accuracy per position stays '
-            'within half a point of the unsupervised run, or rises',
-        ),
-        dict(
-            figure='Section 5, Figures 4 and 5: trained without supervision, a transformer '
-            "sometimes finds the program's attention",
-            paper='sometimes',
-            ours=f'{len(own)} of {len(TABLE1_PROGRAMS)} programs, every head matching in '
-            '95% of the rows or more: ' + ', '.join(own),
-            scale=scale,
-            verdict='met' if own else 'not met',
-            why='the other programs reach their accuracy with attention of their own',
-        ),
-    ]
