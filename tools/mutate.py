@@ -533,24 +533,24 @@ MUTANTS = [
         '1.0 if gap is None else (hi - lo) / g',
         "the projection puts a number's stretch where the previous one's ends: two points meet",
     ),
-    # --------------------------------------------------------- RASP compiler: layout and weights
+    # --------------------------------------------------- RASP compiler: layout, heads and assembly
     M(
         'head-bos-full-score',
-        '27_rasp.compiler.assemble',
+        '26b_rasp.compiler.craft',
         'A * (len(parts) - (0 if agg is None else 0.5))',
         'A * (len(parts) - 0)',
         'BOS scores as high as a selected key, so an aggregate averages the default in',
     ),
     M(
         'head-same-layer',
-        '27_rasp.compiler.assemble',
+        '26b_rasp.compiler.craft',
         'out.layer = 1 + max((s.layer for s in reads + [src] if s is not None), default=0)',
         'out.layer = max((s.layer for s in reads + [src] if s is not None), default=0)',
         'a head goes in the layer of what it reads, not the one after',
     ),
     M(
         'step-at-upper-point',
-        '27_rasp.compiler.assemble',
+        '26b_rasp.compiler.craft',
         'mu, sl = (z[j] + z[j - 1]) / 2, 2 / (z[j] - z[j - 1])',
         'mu, sl = z[j], 2 / (z[j] - z[j - 1])',
         'an MLP step sits on the upper point, not half way between two points',

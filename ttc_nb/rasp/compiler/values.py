@@ -13,16 +13,14 @@ __all__ = [
     'node_label',
     'run_node',
     'aggregate_kind',
+    'indexed_values',
     'meeting_combinations',
     'values',
     'projection_weights',
-    'paper_widths',
-    'split_widths',
 ]
 
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #a1b2c305
 import itertools
-import copy
 import numpy as np
 import ttc_nb.rasp.ops as R
 from ...errors import RASPError
@@ -108,7 +106,7 @@ def aggregate_kind(v, s_values, kinds: dict, names: dict) -> str:
     return k
 
 
-def _by_index(v, max_len: int):
+def indexed_values(v, max_len: int):
     "The values of `v` at positions 0 to `max_len` - 1 when a map of `indices` alone, else None."
     if not all(isinstance(u, (R.Indices, R.Full, R.Map)) for u in postorder([v])):
         return None
@@ -150,15 +148,15 @@ def _positional(v, vals: dict, max_len: int):
     if sel.predicate == R.TRUE:
         kind, rows = 'len', {n: np.arange(max_len) < n for n in range(1, max_len + 1)}
     elif None in (
-        k := _by_index(sel.children[0], max_len),
-        q := _by_index(sel.children[1], max_len),
+        k := indexed_values(sel.children[0], max_len),
+        q := indexed_values(sel.children[1], max_len),
     ):
         return None
     elif np.triu(M := sel.compute([as_column(k), as_column(q)], None), 1).any():
         return None  # a key after its query: which keys depends on the length
     else:
         kind, rows = 'at', dict(enumerate(M))
-    by, sums, out = _by_index(s, max_len), [{0.0}], {}
+    by, sums, out = indexed_values(s, max_len), [{0.0}], {}
     for key, row in rows.items():
         w = int(row.sum())
         while by is None and len(sums) <= w:
@@ -187,7 +185,7 @@ def _at(u, vals: dict, max_len: int, means_only: bool = False):
         return None
     if isinstance(u, R.Length):
         return lambda n, i: [n]
-    if (b := _by_index(u, max_len)) is not None:
+    if (b := indexed_values(u, max_len)) is not None:
         return lambda n, i: [b[i]]
 
 
@@ -275,7 +273,7 @@ def values(out, vocab, max_len: int, kinds: dict = None, names: dict = None) -> 
             env = {c.id: as_column([x[i] for x in combos]) for i, c in enumerate(v.children)}
             vals[v.id] = _uniq(run_node(v, env, n).tolist())
         elif isinstance(v, R.Aggregate):
-            s, by_index = vals[v.children[1].id], _by_index(v.children[1], max_len)
+            s, by_index = vals[v.children[1].id], indexed_values(v.children[1], max_len)
             if aggregate_kind(v, s, kinds, names) == 'cat':
                 vals[v.id] = _uniq(s + [v.default])
             elif (at := _positional(v, vals, max_len)) is not None:
@@ -327,111 +325,3 @@ def projection_weights(reps: list):
             )
         if (2 / gap) * (err + 2**-22 * max(abs(lo), hi)) < 0.25:
             return [a[j] for j in range(len(reps))]
-
-
-# %% ../../../nbs/26_rasp.compiler.values.ipynb #5b750d73
-def _rewrite(out, f):
-    "The graph of `out` with each node v replaced by f(v, its rewritten children) where not None."
-    # a node that reads a replaced one is copied, keeping its id
-    new = {}
-    for v in postorder([out]):
-        kids = tuple(new.get(c.id, c) for c in v.children)
-        if (w := f(v, kids)) is not None:
-            new[v.id] = w
-        elif any(a is not b for a, b in zip(kids, v.children)):
-            new[v.id] = copy.copy(v)
-            new[v.id].children = kids
-    return new.get(out.id, out)
-
-
-def _at0():
-    return R.Select(R.indices, 0, R.EQ)
-
-
-def _is_at0(s) -> bool:
-    return (
-        isinstance(s, R.Select)
-        and s.predicate == R.EQ
-        and isinstance(s.children[0], R.Indices)
-        and getattr(s.children[1], 'value', None) == 0
-    )
-
-
-def _first(s):
-    return R.Map(lambda i: int(i == 0), s)
-
-
-def _conj(s) -> list:
-    return (
-        _conj(s.children[0]) + _conj(s.children[1])
-        if isinstance(s, R.SelectorOp) and s.f is np.logical_and
-        else [s]
-    )
-
-
-def paper_widths(out, names: dict):
-    "The graph of `out` with the widths of selectors of the input alone built from two heads."
-    # each `selector_width(s)` whose `s` reads the input alone (no head), built as the paper builds
-    # it without a BOS, from two aggregates: over `s or at0`, 1/(k+1) for the k keys past the
-    # first position; over `s and at0`, 1 where `s` selects the first
-
-    def f(v, kids):
-        if not isinstance(v, R.SelectorWidth) or any(
-            isinstance(u, (R.Aggregate, R.SelectorWidth, R.Length)) for u in postorder(kids)
-        ):
-            return None
-        lab, (s,) = node_label(v, names), kids
-        o, first = R.Aggregate(s | _at0(), _first(R.indices)), R.Aggregate(s & _at0(), 1, 0)
-        w = R.Map(lambda o, f: round(1 / o - 1 + f), o, first)
-        names.update({o.id: f'{lab}: 1/(k+1)', first.id: f'{lab}: first selected', w.id: lab})
-        return w
-
-    return _rewrite(out, f)
-
-
-# %% ../../../nbs/26_rasp.compiler.values.ipynb #a09c9b3f
-def _disjoint(x, y, vals: dict) -> bool:
-    "Whether the selectors `x` and `y` never select one key for one query."
-    # each implies a `select` of the same s-ops, and their predicates never hold together
-    for a, b in itertools.product(_conj(x), _conj(y)):
-        if (
-            isinstance(a, R.Select)
-            and isinstance(b, R.Select)
-            and all(p is q for p, q in zip(a.children, b.children))
-        ):
-            k, q = (as_column(vals[u.id]) for u in a.children)
-            if not (a.compute([k, q], None) & b.compute([k, q], None)).any():
-                return True
-    return False
-
-
-def split_widths(out, vals: dict, max_len: int, names: dict):
-    "The graph of `out` with each width after a BOS in disjoint parts made from one mean per part."
-    # each width after a BOS, aggregate(s1 or s2 or at0, indicator(indices == 0)) = 1/(w+1), whose
-    # parts `s1`, `s2` never select one key for one query (`vals`: the value sets), made from one
-    # such mean per part: 1/(w+1) = 1/(1/m1 + 1/m2 - 1)
-
-    def f(v, kids):
-        if not isinstance(v, R.Aggregate) or _by_index(kids[1], max_len) != [1] + [0] * (
-            max_len - 1
-        ):
-            return None
-        sel = kids[0]
-        if not (
-            isinstance(sel, R.SelectorOp) and sel.f is np.logical_or and _is_at0(sel.children[1])
-        ):
-            return None
-        x = sel.children[0]
-        if not (
-            isinstance(x, R.SelectorOp) and x.f is np.logical_or and _disjoint(*x.children, vals)
-        ):
-            return None
-        ms = [R.Aggregate(s | sel.children[1], kids[1]) for s in x.children]
-        w = R.Map(lambda a, b: 1 / (1 / a + 1 / b - 1), *ms)
-        names.update(
-            {m.id: f'{node_label(v, names)}: part {i + 1}' for i, m in enumerate(ms)}
-            | {w.id: node_label(v, names)}
-        )
-        return w
-
-    return _rewrite(out, f)
