@@ -123,20 +123,25 @@ def test_get_experiment_imports_its_module_on_demand():
 import sys, json
 import ttc_nb.runs.registry as r
 from ttc_nb.errors import UsageError
-before = 'ttc_nb.act.model' in sys.modules
+before = 'ttc_nb.act.experiments' in sys.modules
 r.get_experiment('act-parity')
 try:
     r.get_experiment('nope')
 except UsageError as e:
     error = str(e)
-methods = {'ttc_nb.act.model', 'ttc_nb.sudoku.rrn', 'ttc_nb.looped.model'}
+methods = {
+    'ttc_nb.act.experiments',
+    'ttc_nb.act.model',
+    'ttc_nb.sudoku.rrn',
+    'ttc_nb.looped.model',
+}
 print(json.dumps([before, sorted(methods & set(sys.modules)), error]))
 """
     r = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [
         False,
-        ['ttc_nb.act.model'],
+        ['ttc_nb.act.experiments', 'ttc_nb.act.model'],  # and the model it imports
         f"unknown experiment 'nope'; valid experiments: {', '.join(sorted(EXPERIMENT_MODULES))}",
     ]
 

@@ -364,7 +364,7 @@ document.addEventListener("DOMContentLoaded", () => renderMathInElement(document
 # for a constant the section defining it).
 
 
-# For example `ACTConfig`, not `ttc_nb.act.model.ACTConfig`.
+# For example `ACTConfig`, not `ttc_nb.act.experiments.ACTConfig`.
 def _anno(a):
     "An annotation as short as it reads in the notebooks."
     s = (

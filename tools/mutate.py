@@ -347,7 +347,7 @@ MUTANTS = [
     ),
     M(
         'prefix-parity-preset',
-        '10_examples.prefix_parity',
+        '10a_examples.experiments',
         'cpu=dict(\n'
         '                width=32,\n'
         '                updates=6000,\n'
@@ -406,14 +406,14 @@ MUTANTS = [
     ),
     M(
         'act-tau-default',
-        '12_act.model',
+        '13_act.experiments',
         'tau: float = at_least(0.0, 1e-3)',
         'tau: float = at_least(0.0, 1e-2)',
         "ACTConfig's default time penalty is 1e-2, not 1e-3",
     ),
     M(
         'beyond-overlaps',
-        '12_act.model',
+        '13_act.experiments',
         'parity_batch(cfg.eval_size, cfg.bits, hi + 1, cfg.bits, g, prefix)',
         'parity_batch(cfg.eval_size, cfg.bits, hi, cfg.bits, g, prefix)',
         "the 'beyond training' set includes the training range's top",

@@ -10,17 +10,17 @@ import importlib
 
 # %% ../../nbs/09_runs.catalogue.ipynb #cd7bf04c
 EXPERIMENT_MODULES = {
-    'act-addition': 'ttc_nb.act.model',
-    'act-logic': 'ttc_nb.act.model',
-    'act-parity': 'ttc_nb.act.model',
-    'act-sort': 'ttc_nb.act.model',
+    'act-addition': 'ttc_nb.act.experiments',
+    'act-logic': 'ttc_nb.act.experiments',
+    'act-parity': 'ttc_nb.act.experiments',
+    'act-sort': 'ttc_nb.act.experiments',
     'looped-linear': 'ttc_nb.looped.model',
     'looped-noisy-linear': 'ttc_nb.looped.model',
     'looped-relu2nn': 'ttc_nb.looped.model',
     'looped-sparse-linear': 'ttc_nb.looped.model',
     'looped-tree': 'ttc_nb.looped.model',
-    'pondernet-parity': 'ttc_nb.act.model',
-    'prefix-parity': 'ttc_nb.examples.prefix_parity',
+    'pondernet-parity': 'ttc_nb.act.experiments',
+    'prefix-parity': 'ttc_nb.examples.experiments',
     'rasp-dyck1-ptf': 'ttc_nb.rasp.experiments',
     'rasp-dyck2-ptf': 'ttc_nb.rasp.experiments',
     'rasp-hist': 'ttc_nb.rasp.experiments',
