@@ -9,7 +9,6 @@ nbs/results/rasp/compile/speed.json.
 
 import argparse
 import json
-import platform
 import random
 import time
 from pathlib import Path
@@ -17,18 +16,7 @@ import torch
 import ttc_nb.rasp.ops as R
 from ttc_nb.rasp.interpreter import library
 from ttc_nb.rasp.compiler.assemble import compile_rasp, library_vocab
-
-
-def _cpu() -> str:
-    "The CPU's model name, from /proc/cpuinfo where there is one."
-    try:
-        return next(
-            line.split(':', 1)[1].strip()
-            for line in open('/proc/cpuinfo')
-            if line.startswith('model name')
-        )
-    except (OSError, StopIteration):
-        return platform.machine()
+from ttc_nb.runs.provenance import cpu_name
 
 
 def main(device: str, n: int = 1000, length: int = 64):
@@ -51,7 +39,7 @@ def main(device: str, n: int = 1000, length: int = 64):
         inputs=n,
         length=length,
         device=device,
-        cpu=_cpu(),
+        cpu=cpu_name(),
         threads=torch.get_num_threads(),
         compile_s=round(t_compile, 2),
         compiled_s=round(t_model, 3),
