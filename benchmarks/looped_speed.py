@@ -1,6 +1,7 @@
 """Training steps per second of the looped transformer, against Yang et al.'s implementation.
 
-The looped transformer is `ttc_nb.looped.model`. Writes JSON.
+The looped transformer is `ttc_nb.looped.model`, its config and setup `ttc_nb.looped.experiments`.
+Writes JSON.
 
 Two configurations, both linear regression, batch 64, one block per loop:
   cpu:   d = 5,  11 points, width 64,  4 heads, b = T = 10
@@ -31,7 +32,7 @@ import torch
 from ttc_nb.train.files import save_json
 from ttc_nb.train.fit import TrainConfig, fit
 from ttc_nb.runs.provenance import environment
-from ttc_nb.looped.model import looped_setup, LoopedConfig
+from ttc_nb.looped.experiments import looped_setup, LoopedConfig
 
 CONFIGS = dict(
     cpu=dict(d=5, points=11, n_embd=64, n_heads=4, b=10, T=10, steps=20),

@@ -772,14 +772,14 @@ MUTANTS = [
     # ----------------------------------------------------------- recurrence: paths, FLOPs, matching
     M(
         'deep-one-more-layer',
-        '51_recurrence.model',
+        '52_recurrence.experiments',
         'deeper = dict(n_layers=rec.n_layers + rec.train_steps - 1)',
         'deeper = dict(n_layers=rec.n_layers + rec.train_steps)',
         'the deep baseline has one block too many',
     ),
     M(
         'backward-twice-forward',
-        '51_recurrence.model',
+        '52_recurrence.experiments',
         'return (3 * learn + free) * cfg.batch_size',
         'return (2 * learn + free) * cfg.batch_size',
         'update_flops counts the backward pass as one forward, not two',
