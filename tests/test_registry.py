@@ -129,7 +129,7 @@ try:
     r.get_experiment('nope')
 except UsageError as e:
     error = str(e)
-methods = {'ttc_nb.act.model', 'ttc_nb.sudoku.rrn', 'ttc_nb.looped.model'}
+methods = {'ttc_nb.act.model', 'ttc_nb.sudoku.experiments', 'ttc_nb.looped.model'}
 print(json.dumps([before, sorted(methods & set(sys.modules)), error]))
 """
     r = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True)
