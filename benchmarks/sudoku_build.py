@@ -17,7 +17,7 @@ from ttc_nb.runs.registry import get_experiment
 from ttc_nb.sudoku.puzzles import worker_count, splits
 from ttc_nb.sudoku.task import band
 
-importlib.import_module('ttc_nb.sudoku.rrn')  # registers sudoku-rrn, whose sets are built
+importlib.import_module('ttc_nb.sudoku.experiments')  # registers sudoku-rrn, whose sets are built
 
 
 def build(cfg, workers):

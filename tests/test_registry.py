@@ -132,7 +132,7 @@ except UsageError as e:
 methods = {
     'ttc_nb.act.experiments',
     'ttc_nb.act.model',
-    'ttc_nb.sudoku.rrn',
+    'ttc_nb.sudoku.experiments',
     'ttc_nb.looped.model',
 }
 print(json.dumps([before, sorted(methods & set(sys.modules)), error]))

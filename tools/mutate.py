@@ -708,7 +708,7 @@ MUTANTS = [
     ),
     M(
         'rrn-loss-args-swapped',
-        '42_sudoku.rrn',
+        '45_sudoku.experiments',
         'stepwise_progressive_loss(cfg.train_steps, cfg.min_steps, cfg.alpha)',
         'stepwise_progressive_loss(cfg.train_steps, cfg.alpha, cfg.min_steps)',
         'rrn_setup swaps min_steps and alpha',
@@ -722,7 +722,7 @@ MUTANTS = [
     ),
     M(
         'phantom-lam-swapped',
-        '43_sudoku.deq',
+        '03a_core.implicit',
         'z = lam * f(z) + (1 - lam) * z',
         'z = (1 - lam) * f(z) + lam * z',
         'the phantom gradient damps the wrong term',

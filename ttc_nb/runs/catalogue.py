@@ -40,9 +40,9 @@ EXPERIMENT_MODULES = {
     'standard-relu2nn': 'ttc_nb.looped.experiments',
     'standard-sparse-linear': 'ttc_nb.looped.experiments',
     'standard-tree': 'ttc_nb.looped.experiments',
-    'sudoku-deq': 'ttc_nb.sudoku.deq',
-    'sudoku-pgadj': 'ttc_nb.sudoku.pgadj',
-    'sudoku-rrn': 'ttc_nb.sudoku.rrn',
+    'sudoku-deq': 'ttc_nb.sudoku.experiments',
+    'sudoku-pgadj': 'ttc_nb.sudoku.experiments',
+    'sudoku-rrn': 'ttc_nb.sudoku.experiments',
 }
 
 # %% ../../nbs/09_runs.catalogue.ipynb #129481c9

@@ -7,7 +7,6 @@ __all__ = [
     'ESTIMATORS',
     'SCORE_BASELINES',
     'CREDITS',
-    'WRITE_UP',
     'gumbel_top_k',
     'plackett_luce_log_prob',
     'surrogate',
@@ -21,32 +20,19 @@ __all__ = [
     'neighbour_scores',
     'pgadj_loss',
     'gradient_variance',
-    'PGAdjConfig',
-    'pgadj_model',
-    'annealed',
-    'pgadj_setup',
     'neighbour_probs',
     'plot_neighbours',
-    'copying_givens',
-    'reproduction',
 ]
 
 # %% ../../nbs/44_sudoku.pgadj.ipynb #e7d09271
 import math
-import dataclasses
-from dataclasses import dataclass
-from pathlib import Path
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from ..core.protocol import Thoughts
-from ..train.fit import at_least, between, one_of, positive
-from ..train.files import MetricsLog, load_json
-from ..runs.registry import Experiment, register, made_on
 from ..core.transformer import TransformerConfig, Block, Positions
 from .rrn import RRN
 from .puzzles import geometry
-from .task import SudokuConfig, sudoku_setup, sudoku_costs
 
 
 # %% ../../nbs/44_sudoku.pgadj.ipynb #cdcb7a1a
@@ -317,155 +303,6 @@ def gradient_variance(
     return out
 
 
-# %% ../../nbs/44_sudoku.pgadj.ipynb #c090f036
-@dataclass
-class PGAdjConfig(SudokuConfig):
-    "The `sudoku-pgadj` config: a Sudoku network on a graph drawn by a transformer, its estimator."
-
-    K: int = at_least(0, 0)  # neighbours drawn per cell; 0: the constraint graph's number of peers
-    d_model: int = at_least(1, 64)  # the sampler's width, heads and blocks
-    n_heads: int = at_least(1, 4)
-    n_layers: int = at_least(1, 2)
-    estimator: str = one_of('score', 'straight-through', 'both')  # one of ESTIMATORS
-    baseline: str = one_of(
-        'leave-one-out', 'none', 'moving-average', 'value'
-    )  # one of SCORE_BASELINES
-    samples: int = at_least(1, 4)  # draws of each training puzzle's graph
-    credit: str = one_of(
-        'cell', 'puzzle'
-    )  # 'cell': each cell's draw is scored by its own cell's cost; 'puzzle': by its puzzle's
-    temperature: float = positive(
-        0.1
-    )  # the sampler draws from the attention probabilities to the power 1 / temperature
-    beta: float = between(0.0, 1.0, 0.9)  # the moving average's decay
-    prior: float = 0.0  # bonus to the logits of the constraint edges
-    prior_updates: int = at_least(
-        0, 0
-    )  # updates over which the prior falls linearly to 0; 0: it stays
-
-
-def pgadj_model(cfg: PGAdjConfig) -> LearnedGraphRRN:
-    "The network of `cfg`."
-    n = cfg.box[0] * cfg.box[1]
-    tcfg = TransformerConfig(
-        d_model=cfg.d_model, n_heads=cfg.n_heads, n_layers=cfg.n_layers, max_len=n * n
-    )
-    return LearnedGraphRRN(
-        tuple(cfg.box),
-        cfg.K,
-        tcfg,
-        cfg.hidden,
-        cfg.mlp_layers,
-        cfg.embed,
-        cfg.positions,
-        cfg.estimator,
-        cfg.prior,
-        cfg.beta,
-        cfg.temperature,
-    )
-
-
-def annealed(sample, model: LearnedGraphRRN, prior: float, updates: int):
-    "`sample(gen, update)`: `sample`'s batch, once `model`'s prior is set for `update`."
-    if updates < 1:
-        raise ValueError(f'the prior needs at least 1 update to fall to 0, got {updates}')
-
-    def sample_at(gen, update):
-        model.prior.fill_(prior * max(0.0, 1 - (update + 1) / updates))
-        return sample(gen)
-
-    return sample_at
-
-
-def pgadj_setup(cfg: PGAdjConfig):
-    "The network, its surrogate loss, training batches, held-out sets and metrics of `cfg`."
-    s = sudoku_setup(
-        cfg, pgadj_model(cfg), pgadj_loss(cfg.train_steps, cfg.baseline, cfg.samples, cfg.credit)
-    )
-    if not cfg.prior_updates:
-        return s
-    return dataclasses.replace(
-        s, sample=annealed(s.sample, s.model, cfg.prior, cfg.prior_updates), curriculum=True
-    )
-
-
-register(
-    Experiment(
-        'sudoku-pgadj',
-        "a transformer's attention draws each cell's neighbours for the recurrent relational "
-        'network, trained by the score-function estimator with straight-through weights',
-        PGAdjConfig,
-        pgadj_setup,
-        presets=dict(
-            ci=dict(
-                box=(2, 2),
-                hidden=16,
-                embed=4,
-                d_model=16,
-                n_heads=2,
-                n_layers=1,
-                samples=2,
-                givens=(4, 10),
-                bands=('minimal', '7-10'),
-                train_size=64,
-                valid_size=32,
-                test_size=32,
-                batch_size=8,
-                lr=3e-2,
-                updates=30,
-                eval_every=15,
-                ckpt_every=15,
-                train_steps=4,
-                test_steps=(1, 2, 4, 8),
-            ),
-            cpu=dict(
-                hidden=64,
-                mlp_layers=2,
-                n_layers=1,
-                estimator='both',
-                batch_size=8,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
-                updates=8000,
-                eval_every=500,
-                ckpt_every=500,
-                prior=5.0,
-                prior_updates=500,
-                train_steps=8,
-                test_steps=(1, 2, 4, 8, 16, 32),
-                givens=(34, 45),
-                bands=('minimal', '27-33', '34-45'),
-                test_size=500,
-                eval_batch=50,
-            ),
-            gpu=dict(
-                hidden=96,
-                n_layers=1,
-                estimator='both',
-                batch_size=16,
-                lr=2e-4,
-                wd=1e-4,
-                clip=0.0,
-                schedule='constant',
-                updates=28000,
-                eval_every=4000,
-                ckpt_every=2500,
-                prior=5.0,
-                prior_updates=1000,
-                train_steps=32,
-                test_steps=(1, 2, 4, 8, 16, 32, 64, 96),
-                train_size=100000,
-                valid_size=1000,
-                test_size=1000,
-            ),
-        ),
-        costs=sudoku_costs(),
-        headline=dict(metric='exact', better='max', harder=('minimal', '27-33')),
-    )
-)
-
-
 # %% ../../nbs/44_sudoku.pgadj.ipynb #261fd447
 @torch.no_grad()
 def neighbour_probs(model: LearnedGraphRRN, x):
@@ -493,117 +330,3 @@ def plot_neighbours(probs, cells, box=(3, 3), axs=None):
             ax.axvline(k - 0.5, color='grey', lw=1)
         ax.set(xticks=[], yticks=[], title=f'cell (row {c // n + 1}, column {c % n + 1})')
     return axs
-
-
-# %% ../../nbs/44_sudoku.pgadj.ipynb #0a6c01b8
-WRITE_UP = "Ahegbebu (2021), 'Wrapping Up'"
-
-
-def copying_givens(g: int, n: int = 9) -> float:
-    "Share of an n x n board's cells right with `g` givens copied, each blank guessed uniformly."
-    return (g + (n * n - g) / n) / (n * n)
-
-
-def _made(R, run) -> str:
-    "Scale and machine of run `run` under `R` in words, from config.json, summary.json, env.json."
-    c, s, env = (load_json(R / run / f) for f in ('config.json', 'summary.json', 'env.json'))
-    c = c['config']
-    peers = lambda r, c: (
-        2 * (r * c - 1) + (r - 1) * (c - 1)
-    )  # a cell's row, column and box, less itself
-    graph = (
-        f'K = {c["K"] or peers(*c["box"])} drawn senders, '
-        if 'K' in c
-        else f'the {"constraint" if c.get("graph", "sudoku") == "sudoku" else c["graph"]} graph, '
-    )
-    return (
-        f'{run}: {graph}width {c["hidden"]}, {s.get("update", c["updates"]):,} updates of '
-        f'{c["batch_size"]} puzzles of {c["givens"][0]} to {c["givens"][1]} givens, '
-        f'{s["wall_time_s"] / 60:.1f} min on ' + made_on(env)
-    )
-
-
-def reproduction(results=Path('results')) -> list:
-    "The reproduction rows of the 'Wrapping Up' write-up's learned adjacencies, from `results`."
-    R, pct = Path(results) / 'pgadj', lambda x: f'{100 * x:.1f}%'
-    final = lambda run, R=R: {r['set']: r for r in load_json(R / run / 'summary.json')['final']}
-    log = lambda run, key: [r[key] for r in MetricsLog(run / 'metrics.jsonl').read() if key in r]
-    minutes = lambda run: load_json(run / 'summary.json')['wall_time_s'] / 60
-    nine, four, longer = final('9x9-cpu'), final('4x4-cpu'), final('probes/9x9-12000')
-    bands = [b for b in nine if b != 'valid']
-    lo, hi = load_json(R / '9x9-cpu' / 'config.json')['config']['givens']
-    learned = log(R / '9x9-cpu', 'valid_acc')[-1], minutes(R / '9x9-cpu')
-    hand = log(R / '9x9-rrn-cpu', 'valid_acc')[-1], minutes(R / '9x9-rrn-cpu')
-    var = {
-        b: load_json(R / f'{b}-cpu' / 'variance.json')['value']['cell'] for b in ('4x4', '9x9')
-    }  # as `measured` keeps it
-    cut = {b: v['none'] / v['leave-one-out'] for b, v in var.items()}
-    drawn = {b: log(R / f'{b}-cpu', 'precision')[-1] for b in ('4x4', '9x9')}
-    chance = {'4x4': 7 / 15, '9x9': 20 / 80}  # the share of peers among the other cells
-    scale9 = _made(R, '9x9-cpu')
-    return [
-        dict(
-            figure=f"{WRITE_UP}: the learned graph's best accuracy, 62% (measure not stated), read "
-            'as the share of cells right',
-            paper='62%',
-            scale=scale9,
-            ours='9x9 test cells right at 8 steps: '
-            + ', '.join(f'{b} givens {pct(nine[b]["acc"])}' for b in bands)
-            + f'; copying the givens scores {pct(copying_givens(lo))} to {pct(copying_givens(hi))} '
-            f'on {lo} to {hi} givens',
-            verdict='not comparable',
-            why='the write-up names neither its measure nor '
-            "its puzzles' givens; our cells beat 62% on "
-            + ' and '.join(f'{b} givens' for b in bands if nine[b]['acc'] > 0.62)
-            + ', not on '
-            + ' and '.join(f'{b} puzzles' for b in bands if nine[b]['acc'] <= 0.62),
-        ),
-        dict(
-            figure=f"{WRITE_UP}: the learned graph's best accuracy, 62% (measure not stated), read "
-            'as whole puzzles solved',
-            paper='62%',
-            scale=scale9 + '; ' + _made(R, 'probes/9x9-12000'),
-            ours='9x9 test puzzles solved at 8 steps: '
-            + ', '.join(f'{b} {pct(nine[b]["exact"])}' for b in bands)
-            + f'; {pct(longer["34-45"]["exact"])} of 34-45 givens after 12,000 updates; 4x4 '
-            f'validation puzzles: {pct(four["valid"]["exact"])}',
-            verdict='met' if max(nine[b]['exact'] for b in bands) >= 0.62 else 'not met',
-            why=f'on 9x9 boards the sampler finds {drawn["9x9"]:.0%} of the peers, and '
-            f'{pct(nine["34-45"]["acc"])} of the cells right solves almost no puzzle whole',
-        ),
-        dict(
-            figure=f'{WRITE_UP}: worse than the hand-coded GNN, after '
-            'far longer training (about 5 days against 5 hours)',
-            paper='worse, 24 times the training time',
-            scale=scale9 + '; ' + _made(R, '9x9-rrn-cpu'),
-            ours=f'validation cells right {pct(learned[0])} after {learned[1]:.1f} min, against '
-            f'{pct(hand[0])} after {hand[1]:.1f} min on the constraint graph',
-            verdict='met' if learned[0] < hand[0] and learned[1] > hand[1] else 'not met',
-            why=f'worse and slower, as in the write-up; {learned[1] / hand[1]:.1f} times the time, '
-            'both runs minutes long, not days',
-        ),
-        dict(
-            figure=f'{WRITE_UP}: the score-function (vanilla '
-            'policy-gradient) estimator has very high variance',
-            paper='very high variance',
-            scale='the trained 4x4 and 9x9 runs, one training batch, 20 estimates per baseline',
-            ours="without a baseline, the variance of the sampler's gradient is "
-            f'{cut["4x4"]:,.0f} (4x4) and {cut["9x9"]:.1f} (9x9) times that with the leave-one-out '
-            'baseline, credit per cell',
-            verdict='met' if min(cut.values()) > 10 else 'not met',
-            why='the leave-one-out baseline and credit per cell are '
-            'what let the sampler learn at all (What was tried)',
-        ),
-        dict(
-            figure=f'{WRITE_UP}: a GNN can be trained end to '
-            'end with adjacencies learned from the raw cells',
-            paper='it kind of works',
-            scale=_made(R, '4x4-cpu') + '; ' + scale9,
-            ours='precision of the drawn neighbours: '
-            + ', '.join(f'{b} {drawn[b]:.3f} (a random draw {chance[b]:.3f})' for b in drawn)
-            + f'; 4x4 validation puzzles solved {pct(four["valid"]["exact"])}',
-            verdict='met' if all(drawn[b] > 2 * chance[b] for b in drawn) else 'not met',
-            why='from scratch on 4x4 boards; on 9x9 boards only with a prior on the true edges for '
-            'the first 500 updates, and with straight-through weights beside the score term',
-        ),
-    ]
