@@ -149,28 +149,28 @@ MUTANTS = [
     # ---------------------------------------------------------------- files: damaged-file checks
     M(
         'log-torn-line-flipped',
-        '05_train.files',
+        '06_train.files',
         'elif i != text[-1][0]:',
         'elif i == text[-1][0]:',
         'MetricsLog.read raises on a torn last line and skips a damaged one before it',
     ),
     M(
         'log-truncate-drops-last',
-        '05_train.files',
+        '06_train.files',
         "keep = [r for r in self.read() if r['update'] <= update]",
         "keep = [r for r in self.read() if r['update'] < update]",
         'MetricsLog.truncate drops the record of the resumed update',
     ),
     M(
         'checkpoint-missing-key',
-        '05_train.files',
+        '06_train.files',
         'if missing := [k for k in keys if k not in c]',
         'if missing := [k for k in keys if k in c]',
         'load_checkpoint complains about the keys that are there',
     ),
     M(
         'stale-tmp-live',
-        '05_train.files',
+        '06_train.files',
         'if not (pid.isdigit() and _alive(int(pid))):',
         'if pid.isdigit() and _alive(int(pid)):',
         "atomic_write deletes a live writer's temporary file, keeps a dead one's",
@@ -185,14 +185,14 @@ MUTANTS = [
     ),
     M(
         'deadline-sign',
-        '06_train.processes',
+        '05_train.processes',
         'time.time() + needed > self.deadline',
         'time.time() - needed > self.deadline',
         'Stop subtracts the time the next piece of work needs instead of adding it',
     ),
     M(
         'anyone-always',
-        '06_train.processes',
+        '05_train.processes',
         'return bool(process_mean(torch.tensor([float(flag)])) > 0)',
         'return bool(process_mean(torch.tensor([float(flag)])) >= 0)',
         'anyone is true even when no process flags',
@@ -311,14 +311,14 @@ MUTANTS = [
     # ---------------------------------------------------------------- tables, transformer
     M(
         'table-no-escape',
-        '60_report.tables',
+        '60a_report.tables',
         "str(v).replace('|', '\\\\|').replace('\\n', ' ')",
         "str(v).replace('\\n', ' ')",
         "markdown_table does not escape '|'",
     ),
     M(
         'probe-old-unfinished',
-        '60_report.tables',
+        '60a_report.tables',
         "summary.get('finished', True)",
         "summary.get('finished', False)",
         'a summary without a finished key counts as unfinished',
