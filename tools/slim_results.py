@@ -86,16 +86,39 @@ def _join(a, b):
 # and a function's parameters resolved at its call sites in the same file. A load guarded by
 # `if not X.exists():` (or after `if X.exists(): return`) fills a cache that is committed, so it is
 # not counted.
+def _imported_literals(body, root=ROOT):
+    "{name: value expr} of the names `body` imports from ttc_nb that its module assigns once."
+    out = {}
+    for node in body:
+        if not (isinstance(node, ast.ImportFrom) and (node.module or '').startswith('ttc_nb.')):
+            continue
+        path = Path(root, *node.module.split('.')).with_suffix('.py')
+        if not path.exists():
+            continue
+        assigned = {}
+        for s in ast.parse(path.read_text()).body:
+            if isinstance(s, ast.Assign):
+                for t in s.targets:
+                    if isinstance(t, ast.Name):
+                        assigned.setdefault(t.id, []).append(s.value)
+        for a in node.names:
+            if len(assigned.get(a.name, [])) == 1:
+                out[a.asname or a.name] = assigned[a.name][0]
+    return out
+
+
 class _Scan:
     "The paths that a file's loader calls can receive, from its literals."
 
-    def __init__(self, body):
+    def __init__(self, body, root=ROOT):
         self.module, self.calls = {}, []  # name: [value exprs]; (call, env, function, guarded)
         for node in body:
             if isinstance(node, ast.Assign):
                 for t in node.targets:
                     if isinstance(t, ast.Name):
                         self.module.setdefault(t.id, []).append(node.value)
+        for name, value in _imported_literals(body, root).items():
+            self.module.setdefault(name, [value])  # a page's own assignment comes first
         self._block(body, {}, None, False)
 
     # -- walking: every call, with what its names are bound to

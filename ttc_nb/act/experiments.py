@@ -22,8 +22,9 @@ class ACTConfig(TrainConfig):
     cell: str = one_of('rnn', 'gru', 'lstm')  # rnn (tanh), gru or lstm
     hidden: int = at_least(1, 128)
     tau: float = at_least(0.0, 1e-3)  # the time penalty
+    tau_warmup: int = at_least(0, 0)  # updates over which tau rises from 0 (0: tau from the start)
     eps: float = between(0.0, 1.0, 0.01)
-    halt_bias: float = 1.0
+    halt_bias: float = 1.0  # b_h of the halting unit at initialisation (Graves: 1)
     halting: str = one_of(
         'act', 'fixed'
     )  # act, or fixed: exactly M = train_steps updates per input, no halting
@@ -65,12 +66,20 @@ def act_setup(cfg: ACTConfig):
         cfg.halt_bias,
         cfg.halting == 'fixed',
     )
+    if cfg.tau_warmup:  # the batch carries its update's tau: tau * min(1, update / tau_warmup)
+        warm = lambda i: torch.tensor(cfg.tau * min(1.0, i / cfg.tau_warmup))
+        sample = lambda gen, i: (*f(cfg.batch_size, gen), warm(i))
+        loss = lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], b[2])
+    else:
+        sample = lambda gen: f(cfg.batch_size, gen)
+        loss = lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau)
     return Setup(
         model,
-        sample=lambda gen: f(cfg.batch_size, gen),
-        loss=lambda m, b: act_loss(m(b[0], steps=cfg.train_steps), b[1], cfg.tau),
+        sample=sample,
+        loss=loss,
         evals=evals,
         metrics={'error': sequence_error},
+        curriculum=cfg.tau_warmup > 0,
     )
 
 
@@ -79,6 +88,9 @@ def act_setup(cfg: ACTConfig):
 class PonderConfig(ACTConfig):
     lambda_p: float = between(0.0, 1.0, 0.1)
     beta: float = at_least(0.0, 0.01)
+    lambda_init: str = one_of(
+        'torch', 'halt_bias'
+    )  # lambda_n's bias: PyTorch's default initialisation, or the constant halt_bias
 
 
 def pondernet_setup(cfg: PonderConfig):
@@ -86,7 +98,8 @@ def pondernet_setup(cfg: PonderConfig):
     f, n_in, n_out, evals = _data(cfg)
     if cfg.task != 'parity':
         raise ValueError(f'PonderNet is set up for parity only, got task {cfg.task!r}')
-    model = PonderNet(CELLS[cfg.cell](n_in, cfg.hidden), n_in, n_out)
+    bias = cfg.halt_bias if cfg.lambda_init == 'halt_bias' else None
+    model = PonderNet(CELLS[cfg.cell](n_in, cfg.hidden), n_in, n_out, bias)
     return Setup(
         model,
         sample=lambda gen: f(cfg.batch_size, gen),
@@ -116,6 +129,12 @@ _never_halts = dict(
     halt_bias=-30.0
 )  # an update at its costliest, every input pondering to M: for gpu_time.py
 _error = dict(metric='error', better='min')  # for the atlas: train_steps is the time limit M
+# the probes of the halting unit's start on 64-bit parity at random places (set tau with --set)
+_probe = (
+    _adam
+    | _M
+    | dict(bits=64, batch_size=128, lr=1e-3, updates=100000, eval_every=10000, ckpt_every=5000)
+)
 register(
     Experiment(
         'act-parity',
@@ -137,6 +156,11 @@ register(
             | dict(
                 bits=64, batch_size=128, lr=1e-3, updates=400000, eval_every=25000, ckpt_every=10000
             ),
+            **{
+                'deep-start': _probe | dict(halt_bias=-3.0),
+                'bias-1': _probe | dict(halt_bias=-1.0),
+                'deep-start-warmup': _probe | dict(halt_bias=-3.0, tau_warmup=20000),
+            },
         ),
         costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/parity64-600k/tau=0.001'}),
         headline=_error,
@@ -257,6 +281,17 @@ register(
         headline=_error,
     )
 )
+_ponder_gpu = _adam | dict(
+    bits=96,
+    train_max=48,
+    batch_size=512,
+    lr=3e-4,
+    updates=100000,
+    eval_every=10000,
+    ckpt_every=5000,
+    train_steps=20,
+    test_steps=(1, 2, 4, 8, 16, 20, 32, 64),
+)  # and its probes of lambda_n's start
 register(
     Experiment(
         'pondernet-parity',
@@ -277,18 +312,12 @@ register(
                 train_steps=20,
                 test_steps=(1, 2, 4, 8, 12, 16, 20, 32, 64),
             ),
-            gpu=_adam
-            | dict(
-                bits=96,
-                train_max=48,
-                batch_size=512,
-                lr=3e-4,
-                updates=100000,
-                eval_every=10000,
-                ckpt_every=5000,
-                train_steps=20,
-                test_steps=(1, 2, 4, 8, 16, 20, 32, 64),
-            ),
+            gpu=_ponder_gpu,
+            **{
+                'deep-start': _ponder_gpu | dict(lambda_init='halt_bias', halt_bias=-3.0),
+                'deep-start-no-prior': _ponder_gpu
+                | dict(lambda_init='halt_bias', halt_bias=-3.0, beta=0.0),
+            },
         ),
         headline=_error | dict(harder=('beyond training',)),
     )

@@ -225,10 +225,12 @@ def pondernet_log_probs(a):
 class PonderNet(_Pondering):
     "PonderNet halting around a recurrent `cell`: step n halts with probability lambda_n."
 
-    def __init__(self, cell, n_in: int, n_out):
+    def __init__(self, cell, n_in: int, n_out, halt_bias: float = None):
         _check_cell(cell, n_in, f'n_in = {n_in}')
         super().__init__(cell, n_out)  # halt: lambda_n's logit
         self.n_in = n_in
+        if halt_bias is not None:  # else PyTorch's default initialisation of the bias
+            nn.init.constant_(self.halt.bias, halt_bias)
 
     def forward(self, x, steps: int = 20):
         "The prediction `(1, B, 1, *out_shape)` at a halting step sampled under time limit `steps`."
