@@ -35,7 +35,7 @@ FLAGS = [
 ]
 WIDTHS = {'desktop': 1280, 'phone': 390}
 SHOTS = ROOT / '_build' / 'screenshots'
-MAX_SHOT = 4_000  # pixels of a page's height in its screenshot: its first four screens or so
+MAX_SHOT = 2_000  # pixels of a page's height in its screenshot: its first two screens or so
 
 
 # nbdev names a page after its notebook without the number (`25_` or `25a_`), titles it by its

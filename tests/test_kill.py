@@ -1,4 +1,4 @@
-"""A run killed with SIGKILL at 20 random moments and resumed after each ends as if uninterrupted.
+"""A run killed with SIGKILL at 10 random moments and resumed after each ends as if uninterrupted.
 
 Some of the moments fall in the middle of a checkpoint's or the log's write. The run ends with the
 weights and the metrics log of a run never interrupted."""
@@ -10,7 +10,7 @@ import torch
 from conftest import ttc_start
 from ttc_nb.train.files import load_checkpoint, previous
 
-KILLS, UPDATES = 20, 600  # long enough that 20 short stretches of training never reach the end
+KILLS, UPDATES = 10, 400  # long enough that 10 short stretches of training never reach the end
 # A checkpoint at every update, so that a good share of the
 # run is spent writing them; evaluations every 25 updates.
 RUN = [
@@ -75,7 +75,7 @@ def tmp_files(run, name, pid='*'):
     return list(run.glob(f'.{name}.{pid}.tmp'))
 
 
-def test_killed_20_times_then_resumed_ends_as_an_uninterrupted_run(tmp_path):
+def test_killed_10_times_then_resumed_ends_as_an_uninterrupted_run(tmp_path):
     rng, ref, out = random.Random(0), tmp_path / 'ref', tmp_path / 'killed'
     runs = Runs()
     try:
