@@ -38,7 +38,7 @@ SERVER.set_forkserver_preload(
 )
 
 
-def command(argv, env, cwd, streams):
+def command(argv, env, cwd, streams, code_file):
     "The forked process: `ttc argv` with `env` in `cwd`; stdin, stdout and stderr are files."
     os.environ.clear()
     os.environ.update(env)
@@ -60,6 +60,7 @@ def command(argv, env, cwd, streams):
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
+    Path(code_file).write_text(str(code))  # the server's report of it can be lost under load
     os._exit(code)
 
 
@@ -77,12 +78,19 @@ class Forked:
             if self.keep[name]:
                 path.touch()  # empty, as a pipe is, when the process is killed before it writes
             streams.append((str(path), os.O_WRONLY))
-        self.process = SERVER.Process(target=command, args=(argv, dict(env), cwd, streams))
+        self.process = SERVER.Process(
+            target=command, args=(argv, dict(env), cwd, streams, str(self.dir / 'code'))
+        )
         self.process.start()
         self.pid, self.returncode = self.process.pid, None
 
+    # The exit code the command wrote as it ended: the fork server's report of it reads 255 when its
+    # pipe closed first. A command killed before it wrote one has the server's (minus the signal).
     def poll(self):
-        self.returncode = self.process.exitcode
+        code = self.process.exitcode
+        written = self.dir / 'code'
+        text = written.read_text() if code is not None and written.exists() else ''
+        self.returncode = int(text) if text.lstrip('-').isdigit() else code
         return self.returncode
 
     def wait(self, timeout=None):
