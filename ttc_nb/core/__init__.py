@@ -1,1 +1,1 @@
-"""Recurrent protocol and compute curves, shared losses, transformer blocks, fixed-point solvers."""
+"""Recurrent protocol and compute curves, losses, transformer blocks, fixed points and gradients."""

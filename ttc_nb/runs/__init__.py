@@ -1,1 +1,1 @@
-"""Named experiments with their presets, and the run directories that record what a result needs."""
+"""Named experiments and presets, run directories, and the provenance each run records."""

@@ -1,1 +1,1 @@
-"""The RASP compiler: passes that turn a program into a transformer, weights set, not trained."""
+"""The RASP compiler: widths, values, layout, weights; passes run once each, in order."""
