@@ -20,10 +20,12 @@ it, plus 60 s).
 
 Then for each mutant, in a fresh copy of that scratch tree: the bug goes into the notebook's cell,
 `nbdev_export --path` regenerates the module, and the tests run in order until one fails: the owning
-notebook (as `nbdev_test --path` runs it, by tools/nbtest.py), then in one pytest process (-x) the
-test files that import that module (found by reading their imports), quickest first. All with
-OMP_NUM_THREADS=1, the package imported from the scratch copy. A mutant is caught when a test fails
-or runs past its limit, and survives when all pass.
+notebook (as CI runs it: tools/nbtest.py with `--flags slow` and CI=true, so that `#| slow` cells
+read the committed runs), then the notebooks of the library modules that import that module,
+quickest first, then in one pytest process (-x) the test files that import that module or those
+(found by reading their imports), quickest first. All with OMP_NUM_THREADS=1, the package imported
+from the scratch copy. A mutant is caught when a test fails or runs past its limit, and survives
+when all pass.
 """
 
 import argparse
@@ -937,6 +939,58 @@ def pytest_files(root, module):
     )
 
 
+def library_imports(root, module):
+    "The ttc_nb modules (dotted) that the library module `module` imports, relative imports too."
+    path = Path(root, 'ttc_nb', *module.split('.')).with_suffix('.py')
+    here = module.split('.')[:-1]  # its package, as names
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = '.'.join(
+                here[: len(here) - node.level + 1] + ([node.module] if node.module else [])
+            )
+            out |= {base} | {f'{base}.{a.name}' for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or '').startswith('ttc_nb.'):
+            base = node.module[len('ttc_nb.') :]
+            out |= {base} | {f'{base}.{a.name}' for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name[len('ttc_nb.') :] for a in node.names if a.name.startswith('ttc_nb.')}
+    return out
+
+
+def importers(root, module):
+    "The library modules that import `module` directly."
+    lib = Path(root, 'ttc_nb')
+    mods = [
+        '.'.join(p.relative_to(lib).with_suffix('').parts)
+        for p in lib.rglob('*.py')
+        if not p.stem.startswith('_')
+    ]
+    return sorted(m for m in mods if m != module and module in library_imports(root, m))
+
+
+def notebook_of(root, module):
+    "The notebook (name under nbs/, no suffix) that exports `module`, or None."
+    return next(
+        (
+            p.stem
+            for p in sorted(Path(root, 'nbs').glob('*.ipynb'))
+            if p.stem.partition('_')[2] == module
+        ),
+        None,
+    )
+
+
+# A mutant is tested by its module's notebook and test files, then by those of the modules that
+# import it: a bug in the compiler's layout shows in the assembly's tests.
+def test_units(root, module):
+    "The notebooks after the owning one, and the test files, that test `module`: (nbs, files)."
+    users = importers(root, module)
+    nbs = [n for n in (notebook_of(root, u) for u in users) if n]
+    files = sorted({f for m in [module, *users] for f in pytest_files(root, m)})
+    return nbs, files
+
+
 # `test_eq` prints the values in the two lines after the error.
 def _tail(text, n=300):
     "The last error of a test's output, with the two lines after it, or its last lines."
@@ -954,6 +1008,7 @@ def env_for(tree):
     "The environment a test runs in."
     home = Path(tree) / 'home'
     return os.environ | dict(
+        CI='true',  # as CI runs them: `#| slow` cells read the committed runs, never train
         OMP_NUM_THREADS='1',
         PYTHONPATH=str(tree),
         HOME=str(home),
@@ -988,7 +1043,17 @@ def test_notebook(tree, notebook, limit):
     "Test nbs/`notebook`.ipynb as `nbdev_test --path` does: (passed, failure, detail, seconds)."
     timings = Path(tree) / '_build' / f'{notebook}.json'
     code, out, secs = run(
-        [PY, 'tools/nbtest.py', f'nbs/{notebook}.ipynb', '--timings', str(timings)], tree, limit
+        [
+            PY,
+            'tools/nbtest.py',
+            f'nbs/{notebook}.ipynb',
+            '--flags',
+            'slow',
+            '--timings',
+            str(timings),
+        ],
+        tree,
+        limit,
     )
     if code == 0:
         return True, None, None, secs
@@ -1059,9 +1124,12 @@ def copy_tree(base, dest):
 # ------------------------------------------------------------------------------------------ mutants
 def units(base, mutants):
     "The tests the mutants need: their notebooks and the pytest files importing their modules."
-    nbs = sorted({m.notebook for m in mutants})
-    files = sorted({f for m in mutants for f in pytest_files(base, module_of(base, m.notebook))})
-    return nbs, files
+    nbs, files = {m.notebook for m in mutants}, set()
+    for m in mutants:
+        more, fs = test_units(base, module_of(base, m.notebook))
+        nbs |= set(more)
+        files |= set(fs)
+    return sorted(nbs), sorted(files)
 
 
 def baseline(base, scratch, nbs, files, limit=1800):
@@ -1136,11 +1204,14 @@ def run_mutant(m, base, scratch, base_res):
             return rec
         ok, where, detail, secs = test_notebook(tree, m.notebook, limit_of(base_res[nb_unit][1]))
         rec['ran'].append(nb_unit)
+        more, fs = test_units(tree, module)
+        for nb in sorted(more, key=lambda n: base_res[f'nbs/{n}.ipynb'][1]):
+            unit = f'nbs/{nb}.ipynb'
+            if ok and base_res[unit][0]:
+                ok, where, detail, secs = test_notebook(tree, nb, limit_of(base_res[unit][1]))
+                rec['ran'].append(unit)
         if ok:
-            files = sorted(
-                (f for f in pytest_files(tree, module) if base_res[f][0]),
-                key=lambda f: base_res[f][1],
-            )
+            files = sorted((f for f in fs if base_res[f][0]), key=lambda f: base_res[f][1])
             if files:
                 ok, where, detail, secs = test_files(
                     tree, files, limit_of(sum(base_res[f][1] for f in files))
