@@ -1308,6 +1308,7 @@ def main(argv=None):
         return
     out = Path(a.out) if a.out else (None if a.only else REPORT)
     t0, started = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec='seconds')
+    tested = machine()  # and the commit of the tree the scratch copy is made from, now
     scratch = Path(tempfile.mkdtemp(prefix='ttc-mutate-'))
     try:
         base = make_base(scratch)
@@ -1349,7 +1350,7 @@ def main(argv=None):
             command=' '.join(['tools/mutate.py', *(argv if argv is not None else sys.argv[1:])]),
             started=started,
             seconds=round(time.perf_counter() - t0),
-            machine=machine(),
+            machine=tested,
             jobs=a.j,
             baseline=[
                 dict(unit=u, passed=ok, seconds=round(s, 1), failure=f)
