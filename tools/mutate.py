@@ -1224,6 +1224,24 @@ def run_mutant(m, base, scratch, base_res):
         shutil.rmtree(tree, ignore_errors=True)
 
 
+# Each update is listed with its command, start, seconds and machine (its commit); a record made
+# by one says which by its place in `updates`, and a record without `run` is the whole run's.
+def updated(old, new):
+    "The report `old` with the mutants and baseline units of `new` replaced, its totals made again."
+    n = len(old.get('updates', []))
+    recs = {r['name']: r for r in old['mutants']}
+    recs |= {r['name']: r | dict(run=n) for r in new['mutants']}
+    order = [m.name for m in MUTANTS if m.name in recs]
+    units = {u['unit']: u for u in old['baseline']} | {u['unit']: u for u in new['baseline']}
+    run = {k: new[k] for k in ('command', 'started', 'seconds', 'machine', 'jobs')}
+    return old | dict(
+        updates=old.get('updates', []) + [run],
+        baseline=list(units.values()),
+        totals=totals([recs[k] for k in order]),
+        mutants=[recs[k] for k in order],
+    )
+
+
 def table(recs):
     "The summary table: one line per mutant."
     w = max(len(r['name']) for r in recs)
@@ -1283,7 +1301,14 @@ def main(argv=None):
         help='check that each text occurs once in its export cell, and exit',
     )
     p.add_argument('--keep', action='store_true', help='keep the scratch directory')
+    p.add_argument(
+        '--update',
+        action='store_true',
+        help="with --only: replace those mutants' records in tools/mutants.json, keep the others",
+    )
     a = p.parse_args(argv)
+    if a.update and not a.only:
+        p.error('--update replaces the records of the mutants --only names')
     if a.list:
         for m in MUTANTS:
             print(f'{m.name:26} {m.notebook:20} {m.what}')
@@ -1306,7 +1331,7 @@ def main(argv=None):
                 f'fix {"them" if len(problems) > 1 else "it"} first'
             )
         return
-    out = Path(a.out) if a.out else (None if a.only else REPORT)
+    out = Path(a.out) if a.out else (REPORT if a.update or not a.only else None)
     t0, started = time.perf_counter(), datetime.now(timezone.utc).isoformat(timespec='seconds')
     tested = machine()  # and the commit of the tree the scratch copy is made from, now
     scratch = Path(tempfile.mkdtemp(prefix='ttc-mutate-'))
@@ -1359,6 +1384,8 @@ def main(argv=None):
             totals=tot,
             mutants=recs,
         )
+        if a.update:
+            report = updated(json.loads(out.read_text()), report)
         out.write_text(json.dumps(report, indent=1, ensure_ascii=False) + '\n')
         print(f'written: {out}')
 
