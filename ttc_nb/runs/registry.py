@@ -305,7 +305,9 @@ def _config_of(run_dir, saved, exp):
 def _run_dir(exp, preset, out):
     "The directory of a new run: `out`, which must not hold one, or a fresh one under `runs/`."
     if out is None:
-        return Path('runs') / f'{exp.name}-{preset}-{datetime.now().strftime("%Y%m%d-%H%M%S")}'
+        # the process id keeps apart two runs started in one second
+        stamp = datetime.now().strftime('%Y%m%d-%H%M%S')
+        return Path('runs') / f'{exp.name}-{preset}-{stamp}-{os.getpid()}'
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UsageError(f'{out} is a file, not a directory')
