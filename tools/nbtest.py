@@ -23,6 +23,7 @@ The third form prints the slowest cells of many such files.
 import argparse
 import json
 import os
+import resource
 import sys
 import time
 import traceback
@@ -33,7 +34,7 @@ from execnb.shell import CaptureShell
 from fastcore.xtras import working_directory
 from nbdev.config import get_config
 
-TIMES = []  # {cell, first_line, seconds} of each code cell this process has run
+TIMES = []  # {cell, first_line, seconds, cpu_seconds} of each code cell this process has run
 
 
 class TimedShell(CaptureShell):
@@ -43,6 +44,7 @@ class TimedShell(CaptureShell):
         if cell.cell_type != 'code':
             return super().cell(cell, **kw)
         start = time.perf_counter()
+        cpu = cpu_seconds()
         try:
             return super().cell(cell, **kw)
         finally:
@@ -51,8 +53,18 @@ class TimedShell(CaptureShell):
                     cell=cell.idx_,
                     first_line=first_line(cell.source),
                     seconds=round(time.perf_counter() - start, 3),
+                    cpu_seconds=round(cpu_seconds() - cpu, 3),
                 )
             )
+
+
+# A cell's CPU time does not grow when other work shares the cores, as its wall time does; the
+# processes it started and waited for count too.
+def cpu_seconds():
+    "CPU seconds this process and its waited-for children have used, user and system."
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 # If all lines are directives, its first line.
@@ -132,12 +144,14 @@ def slowest(files, n=10):
     recs = [r for f in files for r in json.loads(Path(f).read_text())]
     recs.sort(key=lambda r: r['seconds'], reverse=True)
     total = sum(r['seconds'] for r in recs)
+    cpu = sum(r.get('cpu_seconds', 0) for r in recs)
     print(
-        f'nbtest: {len(recs)} cells in {len(files)} notebooks, '
-        f'{total:.0f} s of cell time; the {min(n, len(recs))} slowest:'
+        f'nbtest: {len(recs)} cells in {len(files)} notebooks, {total:.0f} s of cell time '
+        f'({cpu:.0f} s of CPU time); the {min(n, len(recs))} slowest (wall, CPU):'
     )
     for r in recs[:n]:
-        print(f'{r["seconds"]:8.1f} s  {r["notebook"]} cell {r["cell"]}: {r["first_line"][:80]}')
+        where = f'{r["notebook"]} cell {r["cell"]}: {r["first_line"][:70]}'
+        print(f'{r["seconds"]:8.1f} s {r.get("cpu_seconds", 0):7.1f} s  {where}')
 
 
 if __name__ == '__main__':
