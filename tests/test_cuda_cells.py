@@ -1,9 +1,9 @@
 """Every `#| cuda` cell of the notebooks trains a preset that still builds.
 
-Nobody runs the `#| cuda` cells here (nbdev_test skips them without `--flags cuda`), so this test keeps
-them from rotting: it finds each one, reads the experiment and preset its `ensure_run` trains, checks
-that `ttc run EXP --preset P --dry-run` accepts them, and builds the preset's model and one training
-batch in this process, without training.
+Nobody runs the `#| cuda` cells here (nbdev_test skips them without `--flags cuda`), so this test
+keeps them from rotting: it finds each one, reads the experiment and preset its `ensure_run` trains,
+checks that `ttc run EXP --preset P --dry-run` accepts them, and builds the preset's model and one
+training batch in this process, and computes their loss once, without training.
 """
 
 import ast
@@ -47,7 +47,7 @@ def test_every_gpu_preset_of_act_has_its_cell():
 def test_the_finder_reads_a_cell(tmp_path):
     cell = dict(
         cell_type='code',
-        source=["#| cuda\n", "s = ensure_run('e-x', 'gpu', out=Path('runs'), device='cuda')"],
+        source=['#| cuda\n', "s = ensure_run('e-x', 'gpu', out=Path('runs'), device='cuda')"],
     )
     skipped = dict(cell_type='code', source=["s = ensure_run('other', 'cpu', out=Path('r'))"])
     (tmp_path / 'n.ipynb').write_text(json.dumps(dict(cells=[cell, skipped])))

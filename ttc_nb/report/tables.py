@@ -287,12 +287,16 @@ def _section(cells, heading):
 
 
 # %% ../../nbs/60a_report.tables.ipynb #box11code
-def _strings(tree):
-    "The string constants of `tree`, and the leading text of its f-strings."
+def _paths(tree):
+    "The strings of `tree` that name paths: those with a '/' (f-strings by their leading text),"
+    # and those joined onto a path with `/`
     for n in ast.walk(tree):
-        if isinstance(n, ast.JoinedStr) and n.values and isinstance(n.values[0], ast.Constant):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
+            if isinstance(n.right, ast.Constant) and isinstance(n.right.value, str):
+                yield n.right.value
+        elif isinstance(n, ast.JoinedStr) and n.values and isinstance(n.values[0], ast.Constant):
             yield n.values[0].value
-        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and '/' in n.value:
             yield n.value
 
 
@@ -307,6 +311,6 @@ def checks_line(notebook, heading: str, runs) -> Markdown:
         for t in ast.walk(tree)
     )
     names = {p.name for p in Path(runs).iterdir() if p.is_dir()}
-    found = sorted({p for s in _strings(tree) for p in PurePath(s).parts[:3] if p in names})
+    found = sorted({p for s in _paths(tree) for p in PurePath(s).parts[:3] if p in names})
     where = ', '.join(f'`{f}/`' for f in found) or 'no run folder'
     return Markdown(f'*{n} checks in the cells of this section test its figures against {where}.*')
