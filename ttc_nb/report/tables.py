@@ -312,5 +312,5 @@ def checks_line(notebook, heading: str, runs) -> Markdown:
     )
     names = {p.name for p in Path(runs).iterdir() if p.is_dir()}
     found = sorted({p for s in _paths(tree) for p in PurePath(s).parts[:3] if p in names})
-    where = ', '.join(f'`{f}/`' for f in found) or 'no run folder'
-    return Markdown(f'*{n} checks in the cells of this section test its figures against {where}.*')
+    where = ', '.join(f'`{f}/`' for f in found) or 'no folder'
+    return Markdown(f"*Checks of this section's figures: {n}, against the runs in {where}.*")
