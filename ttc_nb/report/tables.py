@@ -215,8 +215,8 @@ def at_a_glance(rows, pick: dict, key: str = None, clauses: int = 2) -> Markdown
         r = found[0]
         scale = '; '.join(r['scale'].split('; ')[:clauses])
         lines.append(
-            f'- **{r["verdict"]}**, {label}: ours {r["ours"]}; '
-            f'the paper {r["paper"]}. Scale: {scale}.'
+            f'- **{r["verdict"]}**, {label}. Ours: {r["ours"]}. '
+            f'The paper: {r["paper"]}. Scale: {scale}.'
         )
     return Markdown('\n'.join(lines + ([f'\nKey figure: {key}'] if key else [])))
 
