@@ -54,7 +54,8 @@ def run_dirs(files):
 
 
 # ------------------------------------------------------------------ who loads a checkpoint (rule 2)
-LOADERS = {'load_run', 'evaluate_run', 'load_checkpoint'}  # and torch.load
+# and torch.load; `by_difficulty` (ttc_nb.report.act) loads the run it is given
+LOADERS = {'load_run', 'evaluate_run', 'load_checkpoint', 'by_difficulty'}
 
 
 def _is_loader(call):

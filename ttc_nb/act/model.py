@@ -18,6 +18,7 @@ __all__ = [
 
 # %% ../../nbs/12_act.model.ipynb #0d84ab5a
 import math
+from fastcore.basics import patch
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -30,12 +31,12 @@ def halting_probs(h, eps=0.01):
     if not 0 < eps < 1:
         raise ValueError(f'eps must be in the open interval (0, 1), got {eps}')
     n = torch.arange(1, h.shape[-1] + 1, device=h.device)
-    crossed = h.cumsum(-1) >= 1 - eps
+    crossed = h.cumsum(-1) >= 1 - eps  # sum_{n <= n'} h_t^n >= 1 - eps
     crossed[..., -1] = True  # N(t) <= M
-    N = torch.where(crossed, n, h.shape[-1] + 1).min(-1).values
+    N = torch.where(crossed, n, h.shape[-1] + 1).min(-1).values  # N(t)
     before = n < N[..., None]
-    R = 1 - (h * before).sum(-1)
-    p = torch.where(before, h, torch.where(n == N[..., None], R[..., None], 0.0))
+    R = 1 - (h * before).sum(-1)  # R(t) = 1 - sum_{n < N} h_t^n
+    p = torch.where(before, h, torch.where(n == N[..., None], R[..., None], 0.0))  # p_t^n
     return p, N
 
 
@@ -48,7 +49,7 @@ def _zeros(cell, B, device):
 
 def _update(cell, s, x):
     "One update of the tuple state `s` on input `x`."
-    out = cell(x, s if isinstance(cell, nn.LSTMCell) else s[0])
+    out = cell(x, s if isinstance(cell, nn.LSTMCell) else s[0])  # S(s, x)
     return out if isinstance(out, tuple) else (out,)
 
 
@@ -61,6 +62,7 @@ def _update_some(cell, s, x, i=None):
     )
 
 
+# %% ../../nbs/12_act.model.ipynb #pondB001
 def _check_cell(cell, size, what):
     if not isinstance(cell, (nn.RNNCell, nn.GRUCell, nn.LSTMCell)):
         raise ValueError(
@@ -107,64 +109,61 @@ class ACT(_Pondering):
         _check_cell(cell, n_in + 1, f'n_in + 1 = {n_in} inputs and the first-step flag')
         super().__init__(cell, n_out)  # halt: W_h, b_h; out: W_y, b_y
         self.n_in, self.eps, self.fixed = n_in, eps, fixed  # fixed: no halting, M updates per input
-        nn.init.constant_(self.halt.bias, halt_bias)
+        nn.init.constant_(self.halt.bias, halt_bias)  # b_h
 
     def ponder(self, s, x, real, M):
         "One input step: the mean-field state and output, rho and N per sample, and p (B, updates)."
-        flag, pondering = (
-            x.new_ones(len(x), 1),
-            real.clone(),
-        )  # samples that have not crossed 1 - eps
+        flag = x.new_ones(len(x), 1)  # delta_{n,1}
+        pondering = real.clone()  # the samples whose sum of h_t^n is below 1 - eps
         states, hs, outs = [], [], []
         for n in range(1, M + 1):
             i = None if self.fixed or pondering.all() else pondering.nonzero()[:, 0]
-            s = _update_some(
-                self.cell, s, torch.cat([x, flag if n == 1 else 0 * flag], 1), i
-            )  # s_t^n
+            x_n = torch.cat([x, flag if n == 1 else 0 * flag], 1)  # x_t^n = (x_t, delta_{n,1})
+            s = _update_some(self.cell, s, x_n, i)  # s_t^n = S(s_t^{n-1}, x_t^n)
             states.append(s)
-            outs.append(self.out(s[0]))
+            outs.append(self.out(s[0]))  # y_t^n = W_y s_t^n + b_y
             if self.fixed:
                 continue
-            hs.append(
-                torch.where(pondering, torch.sigmoid(self.halt(s[0]))[:, 0], 0.0)
-            )  # h_t^n; 0 once halted
-            pondering = pondering & (
-                torch.stack(hs, -1).cumsum(-1)[:, -1] < 1 - self.eps
-            )  # halting_probs's sums
+            h = torch.sigmoid(self.halt(s[0]))[:, 0]  # h_t^n = sigma(W_h s_t^n + b_h)
+            hs.append(torch.where(pondering, h, 0.0))  # 0 once halted
+            pondering = pondering & (torch.stack(hs, -1).cumsum(-1)[:, -1] < 1 - self.eps)
             if not pondering.any():
                 break
         if self.fixed:  # all the probability on update M
             N = torch.full((len(x),), M, device=x.device)
             return s, outs[-1], N.float(), N, F.one_hot(N - 1, M).float()
-        p, N = halting_probs(torch.stack(hs, -1), self.eps)  # (B, updates), (B,)
+        p, N = halting_probs(torch.stack(hs, -1), self.eps)  # p_t^n (B, updates), N(t) (B,)
         mean = lambda vs: (p.T[..., None] * torch.stack(vs)).sum(0)  # sum_n p_t^n v^n
-        R = p.gather(1, N[:, None] - 1)[:, 0]
-        return tuple(mean(v) for v in zip(*states)), mean(outs), N + R, N, p
+        R = p.gather(1, N[:, None] - 1)[:, 0]  # R(t) = p_t^{N(t)}
+        return tuple(mean(v) for v in zip(*states)), mean(outs), N + R, N, p  # s_t, y_t, rho_t
 
-    def forward(self, x, steps: int = 100):
-        "Outputs `(1, B, T, *out_shape)` under time limit `steps`, for inputs `x` or `(x, mask)`."
-        _check_steps(steps)
-        x, mask = _with_mask(x)
-        if x.dim() != 3 or x.shape[-1] != self.n_in:
-            raise ValueError(
-                f'inputs must have shape (batch, time, n_in={self.n_in}), got {tuple(x.shape)}'
-            )
-        s, ys, rhos, Ns = _zeros(self.cell, len(x), x.device), [], [], []
-        for t in range(x.shape[1]):
-            real = mask[:, t]
-            s_t, y, rho, N, _ = self.ponder(s, x[:, t], real, steps)
-            s = tuple(
-                torch.where(real[:, None], a, b) for a, b in zip(s_t, s)
-            )  # padding: carry the state over
-            ys.append(torch.where(real[:, None], y, 0.0))
-            rhos.append(torch.where(real, rho, 0.0))
-            Ns.append(torch.where(real, N, 0))
-        y, rho, N = torch.stack(ys, 1), torch.stack(rhos, 1), torch.stack(Ns, 1)
-        steps_real = mask.sum(1).clamp(min=1)
-        return Thoughts(
-            y.view(1, *y.shape[:2], *self.out_shape),
-            dict(rho=rho, N=N, ponder=rho.sum(1) / steps_real, updates=N.sum(1) / steps_real),
+
+# %% ../../nbs/12_act.model.ipynb #actfwd01
+@patch
+def forward(self: ACT, x, steps: int = 100):
+    "Outputs `(1, B, T, *out_shape)` under time limit `steps`, for inputs `x` or `(x, mask)`."
+    _check_steps(steps)
+    x, mask = _with_mask(x)
+    if x.dim() != 3 or x.shape[-1] != self.n_in:
+        raise ValueError(
+            f'inputs must have shape (batch, time, n_in={self.n_in}), got {tuple(x.shape)}'
         )
+    s, ys, rhos, Ns = _zeros(self.cell, len(x), x.device), [], [], []
+    for t in range(x.shape[1]):
+        real = mask[:, t]
+        s_t, y, rho, N, _ = self.ponder(s, x[:, t], real, steps)
+        s = tuple(
+            torch.where(real[:, None], a, b) for a, b in zip(s_t, s)
+        )  # padding: carry the state over
+        ys.append(torch.where(real[:, None], y, 0.0))
+        rhos.append(torch.where(real, rho, 0.0))
+        Ns.append(torch.where(real, N, 0))
+    y, rho, N = torch.stack(ys, 1), torch.stack(rhos, 1), torch.stack(Ns, 1)
+    steps_real = mask.sum(1).clamp(min=1)
+    return Thoughts(
+        y.view(1, *y.shape[:2], *self.out_shape),
+        dict(rho=rho, N=N, ponder=rho.sum(1) / steps_real, updates=N.sum(1) / steps_real),
+    )  # ponder: the mean rho_t, the paper's ponder time
 
 
 # %% ../../nbs/12_act.model.ipynb #ced4101d
@@ -218,6 +217,7 @@ def pondernet_log_probs(a):
     log_halt, log_go = F.logsigmoid(a), F.logsigmoid(-a)  # log lambda_n, log(1 - lambda_n)
     # the sum of log(1 - lambda_j) over j < n
     before = torch.cat([torch.zeros_like(a[..., :1]), log_go[..., :-1].cumsum(-1)], -1)
+    # log p_n = sum_{j<n} log(1 - lambda_j) + log lambda_n, and lambda_N = 1
     return before + torch.cat([log_halt[..., :-1], torch.zeros_like(a[..., -1:])], -1)
 
 
@@ -242,11 +242,12 @@ class PonderNet(_Pondering):
             )
         s, ys, logits = _zeros(self.cell, len(x), x.device), [], []
         for _ in range(steps):
-            s = _update(self.cell, s, x[:, 0])
-            ys.append(self.out(s[0]))
-            logits.append(self.halt(s[0])[:, 0])
+            s = _update(self.cell, s, x[:, 0])  # s^n, the input at every step
+            ys.append(self.out(s[0]))  # y_n
+            logits.append(self.halt(s[0])[:, 0])  # a_n: lambda_n = sigma(a_n)
         y, a = torch.stack(ys, 1), torch.stack(logits, 1)  # (B, steps, out), (B, steps)
-        log_p = pondernet_log_probs(a)
+        log_p = pondernet_log_probs(a)  # log p_n
+        # halt at step n with probability lambda_n; lambda_N = 1
         halts = torch.rand_like(a) < torch.cat(
             [torch.sigmoid(a[:, :-1]), torch.ones_like(a[:, -1:])], 1
         )
@@ -263,6 +264,7 @@ class PonderNet(_Pondering):
         )
 
 
+# %% ../../nbs/12_act.model.ipynb #pnloss01
 def pondernet_loss(th: Thoughts, y, beta: float, lambda_p: float):
     "Expected loss under p plus beta KL(p || geometric(lambda_p)), averaged over the batch."
     log_p, ys = th.aux['log_p'], th.aux['y']  # (B, N), (B, N, 1, C)
@@ -270,7 +272,7 @@ def pondernet_loss(th: Thoughts, y, beta: float, lambda_p: float):
     ce = F.cross_entropy(
         ys.flatten(0, -2), y[:, None].expand(ys.shape[:-1]).flatten(), reduction='none'
     )
-    L = (p * ce.view(p.shape)).sum(1).mean()
+    L = (p * ce.view(p.shape)).sum(1).mean()  # sum_n p_n L(y, y_n)
     kl = (p * (log_p - geometric(lambda_p, p.shape[1]).to(p).log())).sum(1).mean()  # KL(p || p_G)
     return L + beta * kl, {'kl': kl.detach(), 'ponder': th.aux['expected_steps'].mean().detach()}
 

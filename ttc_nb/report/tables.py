@@ -6,6 +6,7 @@
 __all__ = [
     'VERDICTS',
     'REPRODUCTION',
+    'TESTS',
     'Markdown',
     'markdown_table',
     'family_results',
@@ -13,10 +14,16 @@ __all__ = [
     'probes',
     'probe_table',
     'hardware_table',
+    'at_a_glance',
+    'run_it',
+    'gpu_time',
+    'checks_line',
 ]
 
 # %% ../../nbs/60a_report.tables.ipynb #b595b1ca
-from pathlib import Path
+import ast
+import json
+from pathlib import Path, PurePath
 from ..train.files import load_json
 from ..runs.registry import command_sets
 from .costs import CPU_RUN_H
@@ -193,3 +200,117 @@ def hardware_table(path, within_h: float = CPU_RUN_H) -> Markdown:
         f'of a {env["cpus"]}-core {env["device_name"]}; '
         f'a CPU run within {within_h:g} h.\n\n' + markdown_table(rows)
     )
+
+
+# %% ../../nbs/60a_report.tables.ipynb #box1code
+def at_a_glance(rows, pick: dict, key: str = None, clauses: int = 2) -> Markdown:
+    "The 'At a glance' box: verdict, ours against the paper's and scale of the rows `pick` names."
+    if not 1 <= len(pick) <= 6:
+        raise ValueError(f'an At a glance box has one to six lines, got {len(pick)}')
+    lines = ['**At a glance**', '']
+    for figure, label in pick.items():
+        found = [r for r in rows if r['figure'] == figure]
+        if len(found) != 1:
+            raise ValueError(f'{len(found)} reproduction rows have the figure {figure!r}, not one')
+        r = found[0]
+        scale = '; '.join(r['scale'].split('; ')[:clauses])
+        lines.append(
+            f'- **{r["verdict"]}**, {label}. Ours: {r["ours"]}. '
+            f'The paper: {r["paper"]}. Scale: {scale}.'
+        )
+    return Markdown('\n'.join(lines + ([f'\nKey figure: {key}'] if key else [])))
+
+
+# %% ../../nbs/60a_report.tables.ipynb #box4code
+def _duration(seconds: float) -> str:
+    "Seconds as minutes under an hour, else hours."
+    return f'{seconds / 60:.0f} min' if seconds < 3600 else f'{seconds / 3600:.1f} h'
+
+
+def run_it(run_dirs) -> Markdown:
+    "The 'Run it' box: the `ttc run` command of each of `run_dirs` and how long it trained."
+    lines, machines = [], set()
+    for d in map(Path, run_dirs):
+        if not (d / 'summary.json').exists():
+            raise ValueError(f'{d} has no summary.json: a run that did not finish has no time')
+        s = load_json(d / 'summary.json')
+        lines.append((load_json(d / 'config.json')['command'], _duration(s['wall_time_s'])))
+        machines.add(f'{s["env"]["cpus"]} cores, {s["env"]["threads"]} thread')
+    width = max(len(c) for c, _ in lines)
+    return Markdown(
+        f'**Run it** (times of the committed runs: {" or ".join(sorted(machines))})\n\n'
+        + '```\n'
+        + '\n'.join(f'{c:<{width}}  # {t}' for c, t in lines)
+        + '\n```'
+    )
+
+
+# %% ../../nbs/60a_report.tables.ipynb #box7code
+def gpu_time(path, experiment: str, preset: str = 'gpu', run_dir=None) -> Markdown:
+    "A preset's estimated time on one H100 and its CPU hours, from `benchmarks/gpu_time.py`."
+    found = [
+        r
+        for r in load_json(path)['rows']
+        if r['experiment'] == experiment and r.get('preset', 'gpu') == preset
+    ]
+    if len(found) != 1:
+        raise ValueError(f'{path} has {len(found)} rows for {experiment} ({preset}), not one')
+    r, bound = found[0], 'at most ' if found[0]['bound'] else ''
+    gpu = f'{experiment} --preset {preset}: estimated {bound}{r["total_min"]:.0f} min on one H100'
+    if run_dir is None:
+        cpu = (
+            f'{bound}{r["cpu_train_h"]:.1f} h on {r["cpu_threads"]} CPU threads, from timed updates'
+        )
+    else:
+        s = load_json(Path(run_dir) / 'summary.json')
+        cpu = f'{s["wall_time_s"] / 3600:.1f} h measured on {s["env"]["threads"]} CPU thread'
+    return Markdown(f'{gpu}; {cpu}.')
+
+
+# %% ../../nbs/60a_report.tables.ipynb #box10code
+TESTS = ('test_eq', 'test_close', 'test_fail', 'test_ne')
+
+
+def _section(cells, heading):
+    "The cells under the Markdown heading `heading`, up to the next heading of its level or above."
+    level = len(heading) - len(heading.lstrip('#'))
+    starts = [i for i, c in enumerate(cells) if ''.join(c['source']).split('\n')[0] == heading]
+    if len(starts) != 1:
+        raise ValueError(f'{len(starts)} cells open with the heading {heading!r}, not one')
+    out = []
+    for c in cells[starts[0] + 1 :]:
+        first = ''.join(c['source']).split('\n')[0]
+        if c['cell_type'] == 'markdown' and 0 < len(first) - len(first.lstrip('#')) <= level:
+            break
+        out.append(c)
+    return out
+
+
+# %% ../../nbs/60a_report.tables.ipynb #box11code
+def _paths(tree):
+    "The strings of `tree` that name paths: those with a '/' (f-strings by their leading text),"
+    # and those joined onto a path with `/`
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div):
+            if isinstance(n.right, ast.Constant) and isinstance(n.right.value, str):
+                yield n.right.value
+        elif isinstance(n, ast.JoinedStr) and n.values and isinstance(n.values[0], ast.Constant):
+            yield n.values[0].value
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and '/' in n.value:
+            yield n.value
+
+
+def checks_line(notebook, heading: str, runs) -> Markdown:
+    "How many checks the code under `heading` of `notebook` makes, and on which run folders."
+    cells = [c for c in _section(json.loads(Path(notebook).read_text())['cells'], heading)]
+    code = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'code')
+    tree = ast.parse('\n'.join(s for s in code.splitlines() if not s.lstrip().startswith('%')))
+    n = sum(
+        isinstance(t, ast.Assert)
+        or (isinstance(t, ast.Call) and getattr(t.func, 'id', None) in TESTS)
+        for t in ast.walk(tree)
+    )
+    names = {p.name for p in Path(runs).iterdir() if p.is_dir()}
+    found = sorted({p for s in _paths(tree) for p in PurePath(s).parts[:3] if p in names})
+    where = ', '.join(f'`{f}/`' for f in found) or 'no folder'
+    return Markdown(f"*Checks of this section's figures: {n}, against the runs in {where}.*")

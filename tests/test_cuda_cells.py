@@ -1,0 +1,70 @@
+"""Every `#| cuda` cell of the notebooks trains a preset that still builds.
+
+Nobody runs the `#| cuda` cells here (nbdev_test skips them without `--flags cuda`), so this test
+keeps them from rotting: it finds each one, reads the experiment and preset its `ensure_run` trains,
+checks that `ttc run EXP --preset P --dry-run` accepts them, and builds the preset's model and one
+training batch in this process, and computes their loss once, without training.
+"""
+
+import ast
+import json
+import re
+import pytest
+import torch
+from conftest import ROOT, ttc_process
+from ttc_nb.runs.registry import get_experiment
+
+GPU_PRESETS = {'act-parity', 'act-logic', 'act-addition', 'act-sort', 'pondernet-parity'}
+
+
+def cuda_cells(nbs=ROOT / 'nbs'):
+    "[(notebook name, experiment, preset)] of the `#| cuda` cells under `nbs`."
+    out = []
+    for p in sorted(nbs.glob('*.ipynb')):
+        for c in json.loads(p.read_text())['cells']:
+            src = ''.join(c['source'])
+            if c['cell_type'] != 'code' or not re.search(r'^#\|\s*cuda\s*$', src, re.M):
+                continue
+            calls = [
+                n
+                for n in ast.walk(ast.parse(src))
+                if isinstance(n, ast.Call) and getattr(n.func, 'id', None) == 'ensure_run'
+            ]
+            assert len(calls) == 1, f'{p.name}: a #| cuda cell trains one preset with ensure_run'
+            name, preset = (ast.literal_eval(a) for a in calls[0].args[:2])
+            out.append((p.name, name, preset))
+    return out
+
+
+CELLS = cuda_cells()
+
+
+def test_every_gpu_preset_of_act_has_its_cell():
+    assert {name for nb, name, _ in CELLS if nb == '12_act.model.ipynb'} == GPU_PRESETS
+    assert all(preset == 'gpu' for *_, preset in CELLS)
+
+
+def test_the_finder_reads_a_cell(tmp_path):
+    cell = dict(
+        cell_type='code',
+        source=['#| cuda\n', "s = ensure_run('e-x', 'gpu', out=Path('runs'), device='cuda')"],
+    )
+    skipped = dict(cell_type='code', source=["s = ensure_run('other', 'cpu', out=Path('r'))"])
+    (tmp_path / 'n.ipynb').write_text(json.dumps(dict(cells=[cell, skipped])))
+    assert cuda_cells(tmp_path) == [('n.ipynb', 'e-x', 'gpu')]
+
+
+@pytest.mark.parametrize('nb,name,preset', CELLS)
+def test_the_cell_builds_without_training(nb, name, preset, tmp_path):
+    r = ttc_process('run', name, '--preset', preset, '--dry-run', '--out', tmp_path / 'run')
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert (plan['experiment'], plan['preset']) == (name, preset)
+    assert not (tmp_path / 'run').exists()  # a dry run creates nothing
+    exp = get_experiment(name)
+    setup = exp.setup(exp.config(preset))
+    g = torch.Generator().manual_seed(0)
+    batch = setup.sample(g, 0) if setup.curriculum else setup.sample(g)
+    with torch.no_grad():
+        loss = setup.loss(setup.model, batch)
+    assert torch.isfinite(loss[0] if isinstance(loss, tuple) else loss)
