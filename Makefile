@@ -7,7 +7,7 @@ PY := $(BIN)/python
 EXP ?= sudoku-rrn
 NBTIMES := _build/nbtest
 
-.PHONY: install run test sync lint nbtest pytest pytest-site pytest-kills pytest-rest docs export clean mutate
+.PHONY: install run test sync lint nbtest pytest pytest-site pytest-ddp pytest-kills pytest-registry pytest-rest docs export clean mutate
 
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -51,14 +51,18 @@ docs: install
 	@echo "site: docs/index.html"
 
 # tests/test_docs_site.py builds the site and checks every page in headless Chromium (last, when pytest runs every test).
-# After `sync`, four streams side by side, as none keeps the two cores busy alone: the notebooks, the docs site's build and
-# browser check (one process, most of its time in mkdocs), the tests that kill and resume training processes, and the other
-# tests; each one's output is printed whole when it ends, and any failure fails `test`. The tests are split in two so that
-# neither is left alone on one core at the end. `make pytest` runs all the tests in one process.
-KILLS := tests/test_distributed.py tests/test_resume.py tests/test_kill.py
+# After `sync`, six streams side by side, none of which keeps the two cores busy alone: the notebooks, the docs site's
+# build and browser check, the data-parallel tests, the tests that kill and resume training processes, the registry's
+# tests (every `ci` preset trained) with the lock's, and the other tests. Each one's output is printed whole when it
+# ends, and any failure fails `test`. Streams of similar lengths end together, so that no core is left idle while one
+# long stream finishes on the other. `make pytest` runs all the tests in one process.
+DDP := tests/test_distributed.py
+KILLS := tests/test_resume.py tests/test_kill.py
+REGISTRY := tests/test_registry.py tests/test_lock.py
 # `lint` runs first: it takes seconds. Each stream prints its own seconds when it ends.
 test: sync lint
-	@$(MAKE) --no-print-directory -j4 --output-sync=target nbtest pytest-site pytest-kills pytest-rest
+	@$(MAKE) --no-print-directory -j6 --output-sync=target nbtest pytest-site pytest-ddp pytest-kills \
+	  pytest-registry pytest-rest
 
 # $(call timed,NAME,COMMAND): run COMMAND, then print how many seconds it took; its status is kept.
 timed = start=$$(date +%s); $(2); status=$$?; echo "$(1): $$(( $$(date +%s) - start )) s"; exit $$status
@@ -66,11 +70,18 @@ timed = start=$$(date +%s); $(2); status=$$?; echo "$(1): $$(( $$(date +%s) - st
 pytest-site: install
 	@$(call timed,pytest-site,$(BIN)/pytest -q tests/test_docs_site.py --durations=3)
 
+pytest-ddp: install
+	@$(call timed,pytest-ddp,$(BIN)/pytest -q $(DDP) --durations=5)
+
 pytest-kills: install
 	@$(call timed,pytest-kills,$(BIN)/pytest -q $(KILLS) --durations=5)
 
+pytest-registry: install
+	@$(call timed,pytest-registry,$(BIN)/pytest -q $(REGISTRY) --durations=5)
+
 pytest-rest: install
-	@$(call timed,pytest-rest,$(BIN)/pytest -q tests --ignore=tests/test_docs_site.py $(addprefix --ignore=,$(KILLS)) --durations=10)
+	@$(call timed,pytest-rest,$(BIN)/pytest -q tests $(addprefix --ignore=,tests/test_docs_site.py $(DDP) \
+	  $(KILLS) $(REGISTRY)) --durations=10)
 
 # nbdev 2.4.14 wraps each module's __all__ at 120 columns (a width fixed in nbdev/maker.py); ruff format
 # rewraps the written library at 100, as the notebooks are.

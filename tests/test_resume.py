@@ -45,7 +45,12 @@ EXPERIMENTS = {
         'forget_max=0.9',
         '--set',
         'pretrain=60',
-    ],  # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss
+        '--set',
+        'train_steps=8',
+        '--set',
+        'back_iters=8',
+    ],  # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss;
+    # half the ci preset's solver iterations, as the test trains this run twice over
     'looped-linear': [
         '--set',
         'dims=2,3,1,40',
