@@ -221,7 +221,7 @@ def atlas_table(rows: list) -> Markdown:
 
 # %% ../../nbs/62_report.atlas.ipynb #b271b719
 HEADLINE = {
-    'ACT': 'act/parity64-600k/tau=0.001',
+    'ACT': 'act/parity64-3m/tau=0.001',
     'PonderNet': 'act/extrapolation-pondernet/lambda_p=0.1',
     'prefix parity': 'prefix-parity',
     'RRN': 'rrn/cpu',
