@@ -1,6 +1,6 @@
 """Test-time compute, literately: models that get better the more they think, reproduced."""
 
-__version__ = "0.0.1"
+__version__ = '0.0.1'
 
 # The names a user starts with, imported from their modules when first used, so that
 # `import ttc_nb` stays light (`ttc rasp` runs without PyTorch).

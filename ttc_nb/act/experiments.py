@@ -14,6 +14,7 @@ from ..runs.registry import Setup, Costs, Experiment, register, ensure_run
 from .tasks import parity_batch, SEQUENCE_TASKS
 from .model import ACT, PonderNet, CELLS, act_loss, pondernet_loss, sequence_error
 
+
 # %% ../../nbs/13_act.experiments.ipynb #644f36e3
 @dataclass
 class ACTConfig(TrainConfig):
@@ -81,6 +82,7 @@ def act_setup(cfg: ACTConfig):
         curriculum=cfg.tau_warmup > 0,
     )
 
+
 # %% ../../nbs/13_act.experiments.ipynb #06638be3
 @dataclass
 class PonderConfig(ACTConfig):
@@ -107,6 +109,7 @@ def pondernet_setup(cfg: PonderConfig):
         evals=evals,
         metrics={'error': sequence_error},
     )
+
 
 # %% ../../nbs/13_act.experiments.ipynb #bec7c312
 _ci = dict(
@@ -319,6 +322,7 @@ register(
         headline=_error | dict(harder=('beyond training',)),
     )
 )
+
 
 # %% ../../nbs/13_act.experiments.ipynb #e1f290db
 def sweep(name: str, key: str, values, out, preset='cpu', overrides=(), baseline=True, quiet=True):

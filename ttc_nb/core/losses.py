@@ -10,10 +10,12 @@ import torch
 import torch.nn.functional as F
 from .protocol import Thoughts, Recurrent
 
+
 # %% ../../nbs/01_core.losses.ipynb #6b1ff3f9
 def stepwise_cross_entropy(th: Thoughts, y):
     "Cross-entropy averaged over every iteration's prediction, to make a model usable at any step."
     return F.cross_entropy(th.preds.flatten(0, -2), y.expand(len(th), *y.shape).flatten())
+
 
 # %% ../../nbs/01_core.losses.ipynb #822bcb98
 def progressive_loss(model: Recurrent, x, y, steps: int, gen=None):
@@ -25,6 +27,7 @@ def progressive_loss(model: Recurrent, x, y, steps: int, gen=None):
         _, h = model.unroll(e, model.init(e), n)  # h_n, without gradient when n > 0
     preds, _ = model.unroll(e, h, k)
     return F.cross_entropy(preds[-1].flatten(0, -2), y.flatten())
+
 
 # %% ../../nbs/01_core.losses.ipynb #6ee42c2a
 def stepwise_progressive_loss(

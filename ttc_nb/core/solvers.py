@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 import torch
 
+
 # %% ../../nbs/03_core.solvers.ipynb #e28035e1
 @dataclass
 class Solution:
@@ -26,6 +27,7 @@ def relative_residual(z, fz):
     "||f(z) - z|| / ||f(z)|| per sample of states `z` and images `fz` (B, D); inf if not finite."
     r = (fz - z).norm(dim=1) / fz.norm(dim=1).clamp(min=1e-12)
     return torch.where(r.isfinite(), r, torch.full_like(r, math.inf))
+
 
 # %% ../../nbs/03_core.solvers.ipynb #76a56561
 def _iterate():
@@ -52,6 +54,7 @@ def _anderson(m: int = 5, lam: float = 1e-4, beta: float = 1.0):
         return (a.transpose(1, 2) @ (x + beta * g)).squeeze(1)
 
     return step
+
 
 # %% ../../nbs/03_core.solvers.ipynb #bbce5c1d
 def _broyden(m: int = 30):
@@ -85,6 +88,7 @@ def _broyden(m: int = 30):
         return z - H(g)
 
     return step
+
 
 # %% ../../nbs/03_core.solvers.ipynb #6f59e3e7
 SOLVERS = ('anderson', 'broyden', 'iterate')

@@ -12,6 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+
 # %% ../../nbs/02_core.transformer.ipynb #b501cbce
 @dataclass
 class TransformerConfig:
@@ -39,6 +40,7 @@ class TransformerConfig:
         if self.gelu not in ('none', 'tanh'):
             raise ValueError(f"gelu must be 'none' (exact) or 'tanh', not {self.gelu!r}")
         self.d_ff = self.d_ff or 4 * self.d_model
+
 
 # %% ../../nbs/02_core.transformer.ipynb #c772114e
 class Attention(nn.Module):
@@ -84,6 +86,7 @@ class Attention(nn.Module):
             a, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=allow, dropout_p=p)
         return self.proj(y.transpose(1, 2).reshape(B, T, C)), a
 
+
 # %% ../../nbs/02_core.transformer.ipynb #540cb87d
 class MLP(nn.Module):
     "Position-wise: Linear(C, d_ff), GELU (or ReLU), Linear(d_ff, C), dropout."
@@ -116,6 +119,7 @@ class Block(nn.Module):
         x = x + y
         return x + self.mlp(self.ln2(x)), a
 
+
 # %% ../../nbs/02_core.transformer.ipynb #6886aa3e
 def sinusoidal(T: int, C: int) -> torch.Tensor:
     "The (T, C) sinusoidal position encoding of Vaswani et al. (2017)."
@@ -146,6 +150,7 @@ class Positions(nn.Module):
         if end > self.max_len:
             raise ValueError(f'{end} positions, but the position encoding covers {self.max_len}')
         return x if self.kind == 'none' else x + self.pe[start:end]
+
 
 # %% ../../nbs/02_core.transformer.ipynb #4e0bdd41
 class Encoder(nn.Module):

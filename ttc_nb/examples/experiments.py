@@ -14,6 +14,7 @@ from ..train.fit import TrainConfig, at_least, counts
 from ..runs.registry import Setup, Experiment, register
 from .prefix_parity import prefix_parity_batch, PrefixParityNet
 
+
 # %% ../../nbs/10a_examples.experiments.ipynb #f5690306
 @dataclass
 class PrefixParityConfig(TrainConfig):
@@ -82,4 +83,4 @@ register(
             harder=lambda c: tuple(f'length {L}' for L in c['test_lens'] if L > c['train_len']),
         ),
     )
-);
+)

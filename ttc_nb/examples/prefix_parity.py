@@ -11,11 +11,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 from ..core.protocol import Recurrent
 
+
 # %% ../../nbs/10_examples.prefix_parity.ipynb #c2100abb
 def prefix_parity_batch(n, length, gen=None):
     "`n` random bit strings of `length` and their prefix parities."
     x = torch.randint(0, 2, (n, length), generator=gen)
     return x, x.cumsum(1) % 2
+
 
 # %% ../../nbs/10_examples.prefix_parity.ipynb #92af0af6
 class PrefixParityNet(Recurrent):

@@ -28,6 +28,7 @@ from ttc_nb.rasp.builtins import (
     apply_to_constants,
 )
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #b366c136
 class Interpreter:
     "Runs RASP program texts: top-level names accumulate in `names`, above the library scope `lib`."
@@ -123,6 +124,7 @@ class Interpreter:
                     c.where = v.where
         return v
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #1faac609
 @patch
 def _num(self: Interpreter, e, env, v):
@@ -202,6 +204,7 @@ def _unary(self: Interpreter, e, env, op, a):
     except TypeError:
         raise RASPError(f'{op} needs a number, got {a!r}') from None
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #13b69caa
 @patch
 def _binary(self: Interpreter, e, env, op, a, b):
@@ -259,6 +262,7 @@ def _if(
         )
     return Map(named(_where, 'if'), cond, a, b, vectorised=True)
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #7d194c20
 class Values(list):
     "What `s(input)` gives: the values of an s-op or a selector on an input, a constant list."
@@ -300,6 +304,7 @@ def _call(self: Interpreter, e, env, f, args):
         self.calls.pop()
         self.src = src
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #e7619362
 class Program:
     "A program text, run: `program[name]` is what a top-level name holds, `program(xs)` its values."
@@ -338,6 +343,7 @@ class Program:
                 )
             sops = {name: sops[name]}
         return dict(zip(sops, (v.tolist() for v in R.evaluate(list(sops.values()), xs))))
+
 
 # %% ../../nbs/23_rasp.interpreter.ipynb #d879f7a5
 @patch
@@ -399,6 +405,7 @@ def _dictcomp(self: Interpreter, e, env, key, value, names, iterable):
         out[_key(self.expr(key, scope))] = self.expr(value, scope)
     return out
 
+
 # %% ../../nbs/23_rasp.interpreter.ipynb #d892667c
 @patch
 def find(self: Interpreter, file: str) -> Path:
@@ -456,6 +463,7 @@ def do_command(self: Interpreter, s, env, words, arg) -> list:
     else:
         self.exited = True
     return []
+
 
 # %% ../../nbs/23_rasp.interpreter.ipynb #b08fb81a
 def _library() -> dict:

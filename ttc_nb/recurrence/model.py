@@ -61,6 +61,7 @@ class TopRecurrent(Recurrent):
         "Next-token logits (B, T, n_tokens) of the state: the final LayerNorm, then the head."
         return self.head(self.ln(h))
 
+
 # %% ../../nbs/51_recurrence.model.ipynb #18ee46d6
 @torch.no_grad()
 def greedy_decode(model: TopRecurrent, prompt, steps: int, new: int, stop: int = None):
@@ -84,6 +85,7 @@ def greedy_decode(model: TopRecurrent, prompt, steps: int, new: int, stop: int =
             break
     return out
 
+
 # %% ../../nbs/51_recurrence.model.ipynb #8f224ed9
 def forward_flops(T: int, d: int, d_ff: int, blocks: int, readouts: int, vocab: int):
     "FLOPs of one forward pass over `T` tokens: `blocks` block applications, `readouts` read-outs."
@@ -91,6 +93,7 @@ def forward_flops(T: int, d: int, d_ff: int, blocks: int, readouts: int, vocab: 
     # projections q, k, v, out; the MLP; scores and mixing over T keys
     per_block = 2 * 4 * d * d + 2 * 2 * d * d_ff + 2 * 2 * T * d
     return T * (blocks * per_block + readouts * 2 * d * vocab)
+
 
 # %% ../../nbs/51_recurrence.model.ipynb #462d8de2
 def probe(embeddings, xy, test: float = 0.2, seed: int = 0):
@@ -105,6 +108,7 @@ def probe(embeddings, xy, test: float = 0.2, seed: int = 0):
     pred = X @ W
     r2 = 1 - ((pred[te] - xy[te]) ** 2).sum() / ((xy[te] - xy[te].mean(0)) ** 2).sum()
     return float(r2), pred.float()
+
 
 # %% ../../nbs/51_recurrence.model.ipynb #e037f6e7
 @torch.no_grad()

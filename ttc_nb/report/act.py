@@ -10,10 +10,12 @@ from ..train.files import load_json
 from ..runs.provenance import made_on
 from .tables import family_results
 
+
 # %% ../../nbs/61_report.act.ipynb #b73f8114
 def final(summary, held_out='test'):
     "A run's record for the held-out set named `held_out` at its training time limit."
     return next(r for r in summary['final'] if r['set'] == held_out)
+
 
 # %% ../../nbs/61_report.act.ipynb #76dccbe0
 def _scale(what, *runs, networks='one network per setting'):

@@ -26,6 +26,7 @@ def read_estimates(results) -> dict:
         )
     return load_json(path)
 
+
 # %% ../../nbs/60_report.costs.ipynb #0066fbcd
 def gpu_minutes(names, results, preset='gpu'):
     "One line per experiment of `names`: its `preset`'s updates and estimated minutes on one H100."
@@ -65,6 +66,7 @@ def gpu_minutes(names, results, preset='gpu'):
         )
 
     return '\n'.join(map(line, names))
+
 
 # %% ../../nbs/60_report.costs.ipynb #prcost0
 CPU_RUN_H = 2.0  # hours of training on the CPU beyond which a preset needs a GPU

@@ -10,6 +10,7 @@ from ..train.files import MetricsLog, load_json
 from ..runs.provenance import made_on
 from .tables import family_results
 
+
 # %% ../../nbs/67_report.deq.ipynb #9e9c2744
 def _made(R, *runs) -> str:
     "The scale and machine of runs under `R`, in words, from config.json and env.json (`made_on`)."

@@ -16,6 +16,7 @@ from ..looped.tasks import normaliser, BASELINES_BY_CLASS, BASELINE_FNS
 from ..looped.model import predictions, n_params, loop_targets
 from ..looped.experiments import LoopedConfig, looped_model, held_out_prompts
 
+
 # %% ../../nbs/65_report.looped.ipynb #3b5717de
 def bootstrap(err, reps: int = 1000, seed: int = 0) -> dict:
     "The mean of `err` (N, n) over its N prompts at each k, with a 95% bootstrap band."
@@ -55,6 +56,7 @@ def baseline_errors(cfg: LoopedConfig, path) -> dict:
     )
     return load_json(path)
 
+
 # %% ../../nbs/65_report.looped.ipynb #2ed0e7ce
 def plot_by_k(curves: dict, ax=None, title=None, ylim=(1e-4, 2)):
     "Normalised error against in-context examples k, a line and its bootstrap band per curve."
@@ -77,6 +79,7 @@ def plot_by_k(curves: dict, ax=None, title=None, ylim=(1e-4, 2)):
     ax.legend(fontsize=8)
     return ax
 
+
 # %% ../../nbs/65_report.looped.ipynb #eb03755a
 def run_scale(run) -> str:
     "How a run was made: its size, updates, minutes and `made_on`."
@@ -87,6 +90,7 @@ def run_scale(run) -> str:
         f'd = {c["d"]}, width {c["n_embd"]}, {c["updates"]:,} updates of {c["batch_size"]}, '
         f'{s["wall_time_s"] / 60:.1f} min on {made_on(env)}'
     )
+
 
 # %% ../../nbs/65_report.looped.ipynb #c3581815
 def reproduction(results) -> list:

@@ -45,6 +45,7 @@ def run_summaries(results) -> dict:
             )
     return out
 
+
 # %% ../../nbs/64_report.rasp.ipynb #8235002b
 def _scale(runs: dict) -> str:
     "The scale and hardware of `runs` (from `run_summaries`), in words."

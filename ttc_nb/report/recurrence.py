@@ -12,6 +12,7 @@ from ..runs.provenance import made_on
 from .tables import family_results
 from ..recurrence.experiments import MODELS, update_flops, train_flops, recorded_config
 
+
 # %% ../../nbs/69_report.recurrence.ipynb #6b761513
 def plot_comparison(res: dict, metric: str, ax=None):
     "`metric` of generated outputs against the recurrent model's repetitions; baselines as lines."
@@ -68,6 +69,7 @@ def plot_task(res: dict, metrics, title: str):
     plot_flops(res, axs[-1]).set_title(f'{title}: learning against FLOPs')
     shared_legend(axs[:-1], ncol=4)
     return fig
+
 
 # %% ../../nbs/69_report.recurrence.ipynb #094b79a7
 def reproduction(results) -> list:

@@ -13,6 +13,7 @@ from ..runs.provenance import made_on
 from .tables import family_results
 from ..sudoku.puzzles import geometry
 
+
 # %% ../../nbs/66_report.rrn.ipynb #423debfb
 def _draw(ax, puzzle, solution, p, box):
     "One frame: givens on grey; each blank's most likely digit under `p` (n*n, n), on its colour."
@@ -84,6 +85,7 @@ def animate(probs, puzzle, solution, path, box=(3, 3), ms: int = 300):
             f, format='GIF', save_all=True, append_images=frames[1:], duration=ms, loop=0
         ),
     )
+
 
 # %% ../../nbs/66_report.rrn.ipynb #0629506e
 PAPER_SOLVED_17 = (

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 from ..train.fit import default_device
 
+
 # %% ../../nbs/08a_runs.provenance.ipynb #68a93aec
 def _git_commit():
     "The commit of the ttc_nb checkout in use (with '-dirty' if modified); None outside git."
@@ -65,6 +66,7 @@ def environment(device=None):
         commit=_git_commit(),
         started=datetime.now(timezone.utc).isoformat(timespec='seconds'),
     )
+
 
 # %% ../../nbs/08a_runs.provenance.ipynb #d1bd6615
 def machine(env) -> str:

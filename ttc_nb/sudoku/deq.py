@@ -21,6 +21,7 @@ from ttc_nb.core.implicit import (
 )
 from .rrn import RRN
 
+
 # %% ../../nbs/43_sudoku.deq.ipynb #0f682719
 def capped_lstm(cell: torch.nn.LSTMCell, u, h, s, forget_max: float = 1.0):
     "The LSTM cell's update (h, s) from input `u` and state (h, s), forget gate times `forget_max`."
@@ -111,6 +112,7 @@ class DEQRRN(RRN):
             n: out.get(n, last[0]) for n in sorted(want)
         }  # converged before n: the answer stays
 
+
 # %% ../../nbs/43_sudoku.deq.ipynb #1cd35dbe
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 
@@ -186,6 +188,7 @@ def deq_loss(
         return total, logs
 
     return loss
+
 
 # %% ../../nbs/43_sudoku.deq.ipynb #d006ef97
 def gradient_agreement(

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from ..core.protocol import Recurrent, exact
 from .puzzles import geometry
 
+
 # %% ../../nbs/42_sudoku.rrn.ipynb #505ae6d6
 def mlp(n_in: int, hidden: int, n_out: int, layers: int = 3):
     "`layers` linear layers n_in -> hidden -> ... -> n_out with a ReLU between every two."
@@ -21,6 +22,7 @@ def mlp(n_in: int, hidden: int, n_out: int, layers: int = 3):
     sizes = [n_in] + [hidden] * (layers - 1) + [n_out]
     mods = [m for a, b in zip(sizes, sizes[1:]) for m in (nn.Linear(a, b), nn.ReLU())]
     return nn.Sequential(*mods[:-1])
+
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #4b6ccc02
 def message_sum(f: nn.Sequential, h, peers, weights=None):
@@ -43,6 +45,7 @@ def message_sum(f: nn.Sequential, h, peers, weights=None):
         return z.sum(2)
     total = K if weights is None else weights.sum(2, keepdim=True)
     return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias  # f's last layer, after the sum
+
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #c81006d2
 class RRN(Recurrent):
@@ -133,11 +136,13 @@ class RRN(Recurrent):
         "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the hidden states alone."
         return self.r(state[0])
 
+
 # %% ../../nbs/42_sudoku.rrn.ipynb #746c24e2
 @torch.no_grad()
 def step_probs(model, x, steps: int, batch: int = 50):
     "The digit probabilities of every cell of puzzles `x` after each step: (steps, B, n*n, n)."
     return torch.cat([model(xb, steps=steps).preds.float().softmax(-1) for xb in x.split(batch)], 1)
+
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #6a725597
 def changes_by_confidence(probs, mask=None, bins: int = 10):
@@ -153,6 +158,7 @@ def changes_by_confidence(probs, mask=None, bins: int = 10):
         dict(lo=b / bins, hi=(b + 1) / bins, cells=n, changed=f / n if n else math.nan)
         for b, (n, f) in enumerate(zip(cells.tolist(), flips.tolist()))
     ]
+
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #8af58f84
 @torch.no_grad()

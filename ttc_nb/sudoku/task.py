@@ -10,6 +10,7 @@ import math
 import torch
 from .puzzles import geometry
 
+
 # %% ../../nbs/41_sudoku.task.ipynb #75176098
 def legal_grid(box=(3, 3)):
     "A metric f(pred, y): 1 for a board whose argmax digits (B, n*n, n) form a legal grid of `box`."
@@ -27,6 +28,7 @@ def legal_grid(box=(3, 3)):
 
     return legal
 
+
 # %% ../../nbs/41_sudoku.task.ipynb #7ed27af2
 def relabel(puzzles, solutions, gen=None):
     "`puzzles` and `solutions` (B, n*n), each board's digits renamed by its own random permutation."
@@ -34,6 +36,7 @@ def relabel(puzzles, solutions, gen=None):
     perm = torch.rand(B, n, generator=gen).argsort(1) + 1  # digit d becomes perm[d - 1]
     table = torch.cat([torch.zeros(B, 1, dtype=perm.dtype), perm], 1)  # (B, n + 1): 0 stays 0
     return table.gather(1, puzzles), table.gather(1, solutions)
+
 
 # %% ../../nbs/41_sudoku.task.ipynb #03246f79
 def sampler(data: dict, batch_size: int, augment: bool = True):
@@ -52,6 +55,7 @@ def sampler(data: dict, batch_size: int, augment: bool = True):
 def batches(data: dict, size: int):
     "The puzzles of `data` and their targets in batches of `size`: [(x, y), ...]."
     return [(x, s - 1) for x, s in zip(data['puzzles'].split(size), data['solutions'].split(size))]
+
 
 # %% ../../nbs/41_sudoku.task.ipynb #893c7f25
 def band(name: str):

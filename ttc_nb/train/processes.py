@@ -15,6 +15,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+
 # %% ../../nbs/05_train.processes.ipynb #4b0bcdf8
 class Stopped(Exception):
     "Training stopped early, for `reason`, with a checkpoint at `update`, `elapsed` seconds in."
@@ -59,6 +60,7 @@ class Stop:
         ):
             self.reason = 'time limit reached'
         return self.reason
+
 
 # %% ../../nbs/05_train.processes.ipynb #edc4c759
 def world():

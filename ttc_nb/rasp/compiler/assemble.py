@@ -160,6 +160,7 @@ def forward(self: Compiled, ids, mask=None, need_weights: bool = False):
         x, _ = x + mlp(x), attns.append(a)
     return x, attns
 
+
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #e5ead03f
 @patch
 def decode(self: Compiled, x, attns: list, lengths: list) -> list:
@@ -251,6 +252,7 @@ def compile_rasp(program, vocab, max_len: int, name: str = None, kinds: dict = N
         kinds=kinds or {},
     )
     return m
+
 
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #7043cb65
 def library_vocab(name: str) -> str:

@@ -66,6 +66,7 @@ class Space:
         i = self._ix.get((type(x), x))
         return {} if i is None else {self.start + i: 1.0}
 
+
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #8ef49342
 class Build:
     "A program's residual-stream layout and each layer's heads and MLP units."
@@ -167,6 +168,7 @@ class Build:
                 out.append((u, self.space(u, 'cat') if isinstance(u, R.Map) else self.leaf(u)))
         return list({u.id: (u, s) for u, s in out}.values())
 
+
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #839cdbb9
 @patch
 def _parts(self: Build, nodes, L: int) -> list:
@@ -244,6 +246,7 @@ def space(self: Build, v, kind: str) -> Space:
     )
     self.lookup(v, [u for u, _ in ins], [s for _, s in ins], sp)
     return sp
+
 
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #729da324
 A = 50.0  # a selected key's score: an unselected one's weight is e^-A times a selected one's
@@ -362,6 +365,7 @@ def _table(self: Build, sel, kenv: dict, Kn: int, qenv: dict, Qn: int) -> np.nda
         q = [x if x is not FAILED else q[int(ok_q.argmax())] for x in q]
     return sel.compute([as_column(k), as_column(q)], None) & ok_q[:, None] & ok_k[None, :]
 
+
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #1282331e
 def _group(T: np.ndarray, axis: int) -> tuple:
     "`T` with its equal columns (`axis` 1) or rows (0) kept once, and the class of each."
@@ -440,6 +444,7 @@ def _values(self: Build, agg, out: Space) -> tuple:
     for o, c in out.rep(agg.default).items():
         rows[o - out.start][D_BOS] = c
     return rows, src
+
 
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #2f54e6ad
 @patch

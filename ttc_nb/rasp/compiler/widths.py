@@ -13,6 +13,7 @@ import ttc_nb.rasp.ops as R
 from ..analysis import postorder
 from .values import as_column, node_label, indexed_values
 
+
 # %% ../../../nbs/26a_rasp.compiler.widths.ipynb #5b750d73
 def _rewrite(out, f):
     "The graph of `out` with each node v replaced by f(v, its rewritten children) where not None."
@@ -71,6 +72,7 @@ def paper_widths(out, names: dict):
         return w
 
     return _rewrite(out, f)
+
 
 # %% ../../../nbs/26a_rasp.compiler.widths.ipynb #a09c9b3f
 def _disjoint(x, y, vals: dict) -> bool:
