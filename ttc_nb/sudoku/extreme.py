@@ -11,7 +11,7 @@ __all__ = [
     'symmetries',
     'transform',
     'augment',
-    'sampler',
+    'variant_sampler',
     'hard_set',
     'fingerprint',
     'subset',
@@ -125,7 +125,7 @@ def _orders(B, outer, inner, gen):
 
 
 def symmetries(count: int, gen=None, box=(3, 3)):
-    "`count` random symmetries of Sudoku: {'rows', 'cols' (count, n), 'flip', 'digits' (count, n+1)}."
+    "`count` random symmetries of Sudoku: {'rows', 'cols' (count, n), 'flip', 'digits'}."
     r, c = box
     n = r * c
     digits = torch.rand(count, n, generator=gen).argsort(1) + 1
@@ -151,10 +151,10 @@ def augment(puzzles, solutions, gen=None, box=(3, 3)):
     return transform(puzzles, sym), transform(solutions, sym)
 
 
-# %% ../../nbs/40a_sudoku.extreme.ipynb #298f17a6
-def sampler(data: dict, batch_size: int, variants: int = 1000, seed: int = 0, box=(3, 3)):
+# %% ../../nbs/40a_sudoku.extreme.ipynb #acf7e8e8
+def variant_sampler(data: dict, batch_size: int, variants: int = 1000, seed: int = 0, box=(3, 3)):
     "`sample(gen)`: `batch_size` puzzles of `data` and targets, each a random one of its variants."
-    P, n = len(data['puzzles']), box[0] * box[1]
+    P = len(data['puzzles'])
     fixed = None
     if variants:  # variant 0 of a puzzle is itself
         fixed = symmetries(P * variants, torch.Generator().manual_seed(seed), box)
