@@ -229,7 +229,7 @@ def fingerprint(data: dict) -> str:
     return hashlib.sha256(data['puzzles'].to(torch.uint8).numpy().tobytes()).hexdigest()[:16]
 
 
-# %% ../../nbs/40a_sudoku.extreme.ipynb #adb8e9ad
+# %% ../../nbs/40a_sudoku.extreme.ipynb #15d71308
 def subset(data: dict, keep) -> dict:
     "The puzzles of `data` where the boolean tensor `keep` is true, every per-puzzle tensor cut."
     return {
