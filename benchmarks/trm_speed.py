@@ -118,6 +118,17 @@ def profile(step, x, y, top=8):
     ]
 
 
+def cpu_name():
+    "The CPU's model name, as /proc/cpuinfo gives it, else the platform's word for it."
+    try:
+        for line in Path('/proc/cpuinfo').read_text().splitlines():
+            if line.startswith('model name'):
+                return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def commit():
     try:
         out = subprocess.run(
@@ -175,7 +186,7 @@ def main():
         env=dict(
             torch=torch.__version__,
             tiny_recursive_model=version('tiny-recursive-model'),
-            cpu=platform.processor() or platform.machine(),
+            cpu=cpu_name(),
             cores=os.cpu_count(),
             load_average=[round(v, 2) for v in os.getloadavg()],
             commit=commit(),
