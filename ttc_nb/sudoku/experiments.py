@@ -84,6 +84,8 @@ HARD_CPU = dict(
 
 def _hard_sets(cfg):
     "The training, validation and test sets of our hard puzzles."
+    if tuple(cfg.box) != (3, 3):  # 4x4 puzzles never need a backtrack of our solver
+        raise UsageError(f'data=hard holds 9x9 puzzles: box must be 3,3, not {cfg.box}')
     return {
         k: hard_set(size, k, cfg.data_seed, cfg.least, tuple(cfg.box))
         for k, size in (

@@ -183,12 +183,13 @@ HARD_VERSION = 1  # raise when the hard sets change, so that caches are rebuilt
 
 def _hard(job):
     "Puzzle j of a hard set, its solution and rating: the first drawn with a rating of `least`+."
-    seed, split, j, least, box = job
-    for attempt in itertools.count():
+    seed, split, j, least, box, draws = job
+    for attempt in range(draws):
         rng = np.random.default_rng([seed, zlib.crc32(split.encode()), j, attempt])
         p = generate_puzzle(None, int(rng.integers(2**63)), box)
         if (b := backtracks(p, box)) >= least:
             return p.flatten().tolist(), solve_board(p, box).flatten().tolist(), b
+    raise ValueError(f'no puzzle of box {box} rated {least} or more in {draws} draws')
 
 
 def _build_hard(jobs, workers):
@@ -201,7 +202,14 @@ def _build_hard(jobs, workers):
 
 
 def hard_set(
-    size: int, split='train', seed=0, least=1, box=(3, 3), cache_dir=SUDOKU_CACHE, workers=None
+    size: int,
+    split='train',
+    seed=0,
+    least=1,
+    box=(3, 3),
+    cache_dir=SUDOKU_CACHE,
+    workers=None,
+    draws: int = 10_000,
 ):
     "`size` minimal puzzles of ours rated `least` or more: puzzles, solutions, givens, ratings."
     if size < 1 or least < 0:
@@ -211,7 +219,8 @@ def hard_set(
     n = geometry(box).n
 
     def build():
-        rows = _build_hard([(seed, split, j, least, tuple(box)) for j in range(size)], workers)
+        jobs = [(seed, split, j, least, tuple(box), draws) for j in range(size)]
+        rows = _build_hard(jobs, workers)
         p, s, r = zip(*rows)
         puzzles = torch.tensor(p).view(size, n * n)
         return dict(
