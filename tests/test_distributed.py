@@ -120,6 +120,7 @@ FAMILIES = [
     'sudoku-rrn',
     'sudoku-deq',
     'sudoku-pgadj',
+    'sudoku-trm',
     'rasp-reverse',
     'looped-linear',
 ]

@@ -240,6 +240,7 @@ MODELS = [
     'sudoku.deq',
     'sudoku.pgadj',
     'sudoku.rrn',
+    'sudoku.trm',
 ]
 READS = {'open', 'load_json', 'read_text', 'read_bytes', 'load', 'glob', 'rglob', 'iterdir'}
 

@@ -86,3 +86,71 @@ def test_box_2x2():
         a in '0' + b for a, b in zip(p, solution)
     )
     assert count_solutions(parse_board(p, (2, 2)), box=(2, 2)) == 1
+
+
+# `ttc run sudoku-trm --set data=DIR` on Sudoku-Extreme's files: trains, or stops at a damaged row.
+def extreme_files(d, damage=None):
+    "train.csv and test.csv in `d`, in Sudoku-Extreme's format, with `damage` done to test.csv."
+    row = f'ours,{INKALA},{INKALA_SOLUTION},83'
+    (d / 'train.csv').write_text('source,question,answer,rating\n' + '\n'.join([row] * 4) + '\n')
+    test = ['source,question,answer,rating', row, row]
+    if damage:
+        test[2] = damage(row)
+    (d / 'test.csv').write_text('\n'.join(test) + '\n')
+    return d
+
+
+TINY_TRM = [
+    *('--set', 'd_model=16', '--set', 'n=1', '--set', 'cycles=1', '--set', 'prefix=1'),
+    *('--set', 'multiple=8', '--set', 'train_size=2', '--set', 'valid_size=2'),
+    *('--set', 'test_size=2', '--set', 'batch_size=2', '--set', 'eval_batch=2'),
+    *('--set', 'updates=2', '--set', 'train_steps=1', '--set', 'test_steps=1,2'),
+]
+
+
+def test_trm_trains_on_sudoku_extreme_files(tmp_path):
+    data = extreme_files(tmp_path)
+    r = ttc(
+        'run',
+        'sudoku-trm',
+        '--preset',
+        'ci',
+        '--set',
+        'box=3,3',
+        '--set',
+        f'data={data}',
+        *TINY_TRM,
+        '--out',
+        tmp_path / 'run',
+    )
+    assert r.returncode == 0, r.stderr
+    assert 'rating-64+' in r.stdout or 'rating-16+' in r.stdout, r.stdout
+
+
+@pytest.mark.parametrize(
+    'damage,needles',
+    [
+        (lambda row: row.replace(',83', ',8x'), ['test.csv, line 3, column', "rating '8x'"]),
+        (lambda row: row.replace('8..', '8x.', 1), ['test.csv, line 3, column 7', "'x'"]),
+        (
+            lambda row: row.replace(INKALA_SOLUTION, INKALA_SOLUTION[1:]),
+            ['line 3, column 88', 'not 81'],
+        ),
+    ],
+)
+def test_a_damaged_row_exits_2_with_its_line(tmp_path, damage, needles):
+    data = extreme_files(tmp_path, damage)
+    r = ttc(
+        'run',
+        'sudoku-trm',
+        '--preset',
+        'ci',
+        '--set',
+        'box=3,3',
+        '--set',
+        f'data={data}',
+        *TINY_TRM,
+        '--out',
+        tmp_path / 'run',
+    )
+    one_line(r, 2, *needles)

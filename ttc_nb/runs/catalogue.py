@@ -43,6 +43,7 @@ EXPERIMENT_MODULES = {
     'sudoku-deq': 'ttc_nb.sudoku.experiments',
     'sudoku-pgadj': 'ttc_nb.sudoku.experiments',
     'sudoku-rrn': 'ttc_nb.sudoku.experiments',
+    'sudoku-trm': 'ttc_nb.sudoku.experiments',
 }
 
 # %% ../../nbs/08b_runs.catalogue.ipynb #129481c9

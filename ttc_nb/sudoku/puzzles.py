@@ -18,6 +18,7 @@ __all__ = [
     'constraint_edges',
     'solve_board',
     'count_solutions',
+    'backtracks',
     'is_solution',
     'generate_puzzle',
     'worker_count',
@@ -241,9 +242,11 @@ def _branch(cand, g):
 
 
 # %% ../../nbs/40_sudoku.puzzles.ipynb #1aec08cd
-def _search(cand, g, todo, rng=None):
-    "Every solution completing the candidates `cand`, depth first, as lists of digits."
+def _search(cand, g, todo, rng=None, dead=None):
+    "Every solution completing the candidates `cand`, depth first; dead ends are added to `dead`."
     if not _propagate(cand, g, todo):
+        if dead is not None:  # a one-element list: the count of contradictions met
+            dead[0] += 1
         return
     opts = _branch(cand, g)
     if not opts:
@@ -254,7 +257,7 @@ def _search(cand, g, todo, rng=None):
     for k, bit in opts:
         nxt = cand.copy()
         nxt[k] = bit
-        yield from _search(nxt, g, [k], rng)
+        yield from _search(nxt, g, [k], rng, dead)
 
 
 def _solutions(cells, box, rng=None):
@@ -280,6 +283,15 @@ def count_solutions(puzzle, limit=2, box=None):
     "The number of solutions of `puzzle`, counting no further than `limit`."
     cells, box, _ = cells_of(puzzle, box)
     return _count(cells, box, limit)
+
+
+def backtracks(puzzle, box=None):
+    "The dead ends the solver meets before it finds the first solution of `puzzle`: its rating."
+    cells, box, _ = cells_of(puzzle, box)
+    g, dead = geometry(box), [0]
+    cand, todo = _start(cells, g)
+    next(_search(cand, g, todo, dead=dead), None)
+    return dead[0]
 
 
 def is_solution(board, puzzle=None, box=None):
