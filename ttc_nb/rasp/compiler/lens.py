@@ -22,15 +22,16 @@ __all__ = [
     'load_lens',
 ]
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #6db06a30
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #b675e3f3
 import math
+import warnings
 import torch
 from ...errors import UsageError
 from .assemble import Compiled
 from ..train import RASPTransformer
 from ...core.transformer import Encoder
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #91dddade
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #e0edab92
 INSTALL = 'pip install -e ".[lens]"'  # the command that installs the optional extra
 
 
@@ -52,7 +53,7 @@ def lens_module() -> tuple:
     return HookedTransformer, HookedTransformerConfig
 
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #00e9e4d2
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #b15b35ea
 PAD_SCORE = 1e9  # what a pad key's score loses: its softmax weight, e^-1e9, is 0 in float32
 
 
@@ -85,7 +86,7 @@ def lens_config(m: Compiled) -> dict:
     )
 
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #b27c9c25
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #5fdadffd
 def _or_zeros(t, n: int):
     "The bias `t`, or n zeros where the layer has none."
     return t if t is not None else torch.zeros(n)
@@ -147,7 +148,7 @@ def lens_weights(m: Compiled, c: dict) -> dict:
     return sd
 
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #d8d0ceb9
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #d111801a
 def _act(mlp) -> str:
     "TransformerLens's name of our MLP's nonlinearity."
     return 'relu' if mlp.relu else {'none': 'gelu', 'tanh': 'gelu_new'}[mlp.gelu]
@@ -202,7 +203,7 @@ def encoder_weights(enc: Encoder, c: dict) -> dict:
     return sd
 
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #de9ac709
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #ae1ae949
 def lens_parts(model) -> tuple:
     "The `HookedTransformerConfig` arguments (plain values) and the weights of `model`."
     if isinstance(model, RASPTransformer):
@@ -225,7 +226,11 @@ def lens_parts(model) -> tuple:
 def hooked(config: dict, weights: dict):
     "A `HookedTransformer` of `config` (plain values) holding `weights` (TransformerLens's names)."
     HookedTransformer, HookedTransformerConfig = lens_module()
-    model = HookedTransformer(HookedTransformerConfig(**config, device='cpu', init_weights=False))
+    with warnings.catch_warnings():  # 3.x warns that 4.0 removes it: the extra pins 3.x
+        warnings.filterwarnings('ignore', 'HookedTransformer is deprecated', DeprecationWarning)
+        model = HookedTransformer(
+            HookedTransformerConfig(**config, device='cpu', init_weights=False)
+        )
     model.load_state_dict(model.state_dict() | weights)
     return model.eval()
 
@@ -259,7 +264,7 @@ def lens_values(lens, m: Compiled, xs: list) -> list:
     return m.decode(x, attns, [len(s) for s in xs])
 
 
-# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #76048e2e
+# %% ../../../nbs/28a_rasp.compiler.lens.ipynb #a18613e6
 LENS_FORMAT = 'ttc_nb TransformerLens model'  # the `format` of a file `save_lens` writes
 
 
