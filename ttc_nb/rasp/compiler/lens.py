@@ -54,7 +54,7 @@ def lens_module() -> tuple:
 
 
 # %% ../../../nbs/27a_rasp.compiler.lens.ipynb #306267b2
-PAD_SCORE = 1e9  # what a pad key's score loses: its softmax weight, e^-1e9, is 0 in float32
+PAD_SCORE = 1e30  # what a pad key's score loses: its softmax weight, e^-1e30, is 0 in float32
 
 
 def _blocks(m: Compiled) -> list:
@@ -142,7 +142,7 @@ def lens_weights(m: Compiled, c: dict) -> dict:
     sd['unembed.b_U'] = torch.zeros(sp.dims)
     for i, (att, mlp) in enumerate(_blocks(m)):
         a = _attention(att, D + 1, c['n_heads'], c['d_head'], fold=True)
-        a['b_Q'][:, -1], a['W_K'][:, D, -1] = 1.0, -PAD_SCORE  # q = 1; k = -1e9 at a pad key
+        a['b_Q'][:, -1], a['W_K'][:, D, -1] = 1.0, -PAD_SCORE  # q = 1; k = -1e30 at a pad key
         sd |= {f'blocks.{i}.attn.{k}': v for k, v in a.items()}
         sd |= {f'blocks.{i}.mlp.{k}': v for k, v in _mlp(mlp, D + 1, c['d_mlp']).items()}
     return sd
