@@ -2,6 +2,9 @@
 SHELL := /bin/bash
 VENV ?= .venv
 TORCH ?= torch==2.13.0
+# The extras installed with the library: `lens` is TransformerLens (settings.ini's lens_requirements), which
+# tests/test_lens.py and the TransformerLens page's checks need; EXTRAS=dev leaves it out, and those checks skip.
+EXTRAS ?= dev,lens
 BIN := $(VENV)/bin
 PY := $(BIN)/python
 EXP ?= sudoku-rrn
@@ -13,7 +16,7 @@ $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[dev]"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	touch $@
 
 install: $(BIN)/.installed

@@ -578,6 +578,20 @@ MUTANTS = [
         'program.output,',
         'compiling a named s-op compiles the output instead',
     ),
+    M(
+        'lens-pads-attended',
+        '27a_rasp.compiler.lens',
+        "a['b_Q'][:, -1], a['W_K'][:, D, -1] = 1.0, -PAD_SCORE",
+        "a['b_Q'][:, -1], a['W_K'][:, D, -1] = 0.0, -PAD_SCORE",
+        "the HookedTransformer's queries miss the pad coordinate: pads are attended",
+    ),
+    M(
+        'lens-scale-unfolded',
+        '27a_rasp.compiler.lens',
+        "s = 1 / math.sqrt(e) if fold and k == 'Q' else 1.0",
+        's = 1.0',
+        "the HookedTransformer's scores are not divided by the head width's square root",
+    ),
     # ---------------------------------------------------------------- the atlas, reproduction rows
     M(
         'atlas-best-at-unscaled',

@@ -108,10 +108,29 @@ def _vocab(args) -> str:
     )
 
 
+def _save_lens(program: Program, vocab, N: int, args):
+    "Write the `HookedTransformer` of `program`'s output (or --name) to --lens OUT; say so."
+    from ttc_nb.rasp.compiler.assemble import compile_rasp
+    from ttc_nb.rasp.compiler.lens import save_lens, lens_config
+
+    m = compile_rasp(program, vocab, N, args.name)
+    try:
+        save_lens(m, args.lens)
+    except OSError as e:
+        raise RASPError(f'cannot write {args.lens}: {e.strerror or e}') from None
+    c = lens_config(m)
+    print(
+        f'{args.lens}: HookedTransformer of {c["model_name"]}, {c["n_layers"]} blocks of '
+        f'{c["n_heads"]} heads, d_model {c["d_model"]}, vocabulary {vocab!r}, max_len {N}'
+    )
+
+
 def _cmd(args):
     if not args.compile:
         if args.vocab is not None or args.max_len is not None:
             raise RASPError('--vocab and --max-len go with --compile')
+        if args.lens is not None:
+            raise RASPError('--lens goes with --compile')
         return run_rasp(args)
     if args.file is None or args.draw:
         raise RASPError('--compile needs a program FILE, and does not draw')
@@ -121,6 +140,10 @@ def _cmd(args):
         LIB,
         None if args.file == '-' or args.file.startswith('lib:') else args.file,
     )
+    if args.lens is not None:
+        if args.analyse or args.input is not None:
+            raise RASPError('--lens writes the model: it does not go with --analyse or --input')
+        return _save_lens(program, vocab, N, args)
     if args.analyse:
         from ttc_nb.rasp.compiler.assemble import compile_rasp
 
@@ -168,5 +191,12 @@ def rasp_compile_command(parser):
         type=_length,
         metavar='N',
         help=f'with --compile: the longest input (default {MAX_LEN})',
+    )
+    parser.add_argument(
+        '--lens',
+        metavar='OUT',
+        help="with --compile: write the program's output (or --name) as TransformerLens's "
+        'HookedTransformer to OUT: config and weights, loaded by '
+        'ttc_nb.rasp.compiler.lens.load_lens (needs pip install -e ".[lens]")',
     )
     parser.set_defaults(func=_cmd)
