@@ -2,12 +2,11 @@
 
 Each program of tests/tracr_record.py is compiled at each length of `LENGTHS`, `REPEATS` times, by
 tracr's `compiling.compile_rasp_to_model` (in tracr's own virtual environment, see
-benchmarks/tracr_compare.py) or by ours, ttc_nb.rasp.tracr.compile_rasp_to_model, with the same
-program text and vocabulary. The first compile of a program is the one a user waits for; tracr's
-later ones reuse XLA's compiled initialisers and are faster. Each compile's wall-clock and CPU
-seconds (of this process, all its threads) are kept: on a machine shared with other work the CPU
-seconds are the fairer figure. Writes (merging the two sides)
-nbs/results/rasp/tracr/speed.json.
+benchmarks/tracr_compare.py) or by ours, `ttc_nb.rasp.tracr_compiler.compile_rasp_to_model`, from
+the same program text and vocabulary. The first compile of a program is the one a user waits for;
+tracr's later ones reuse XLA's compiled initialisers and are faster. Each compile's wall-clock and
+CPU seconds (of this process, all its threads) are kept: on a machine shared with other work the
+CPU seconds are the fairer figure. Writes (merging the two sides) nbs/results/rasp/tracr/speed.json.
 
     OMP_NUM_THREADS=1 PYTHONPATH=/work/tracr-src:tests /work/tracrvenv/bin/python \\
         benchmarks/tracr_api_speed.py --side tracr
@@ -43,10 +42,15 @@ def side(name: str):
 
         return rasp, lib, compiling.compile_rasp_to_model, dict(jax=jax.__version__)
     import torch
-    from ttc_nb.rasp import tracr
+    from ttc_nb.rasp import tracr, tracr_compiler
 
     torch.set_num_threads(1)
-    return tracr, tracr, tracr.compile_rasp_to_model, dict(torch=torch.__version__)
+    return (
+        tracr,
+        tracr_compiler,
+        tracr_compiler.compile_rasp_to_model,
+        dict(torch=torch.__version__),
+    )
 
 
 def cpu() -> str:

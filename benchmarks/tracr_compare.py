@@ -157,38 +157,6 @@ PROGRAMS = {
         "not in tracr's lib: SelectorWidth(Select(tokens, tokens, LT)) from tracr's "
         "primitives (its test uses TRUE); tracr's width uses its BOS, ours here none",
     ),
-    # the rest of tracr's library, for the tracr-style API's page (nbs/29_rasp.tracr.ipynb), with
-    # --out nbs/results/rasp/tracr/tracr_more.json
-    'pair_balance': (
-        lambda L: lib.make_pair_balance(rasp.tokens, '(', ')'),
-        lambda L: ['(', ')'],
-        5,
-        None,
-        'not in our library; numerical output',
-    ),
-    'detect_pattern': (
-        lambda L: lib.detect_pattern(rasp.tokens, 'abc'),
-        lambda L: ABCD,
-        5,
-        None,
-        'not in our library; tracr pads with None (not checked)',
-    ),
-    'count_less_freq': (
-        lambda L: lib.make_count_less_freq(2),
-        lambda L: ABCD,
-        5,
-        None,
-        'not in our library',
-    ),
-    'nary_sequencemap': (
-        lambda L: lib.make_nary_sequencemap(
-            lambda t, i, a: i % 3 if a else t, rasp.tokens, rasp.indices, rasp.tokens == 'a'
-        ),
-        lambda L: ABCD,
-        5,
-        None,
-        'not in our library; f(t, i, a) = i % 3 if a else t of tokens, indices, tokens == "a"',
-    ),
 }
 LENGTHS = (8, 20, 40, 64)
 NOTES = [

@@ -2,17 +2,18 @@
 
 The reference is tracr's own evaluator (google-deepmind/tracr at 9ce2b8c), recorded by
 tests/tracr_record.py in tests/tracr_reference.json: a SHA-256 per block of 100 inputs, per program
-and length. Here every program is built from ttc_nb.rasp.tracr in place of tracr's modules (the same
-program text), and the first block at every length must have tracr's digest: from our interpreter
-at every length, from our compiled model at length 5 (and 8 where it compiles in a second or two).
-The full sweep, 1,000 inputs per length to 64, is benchmarks/tracr_api_check.py; its committed
-result must say that every block agreed."""
+and length. Here every program is built from ttc_nb.rasp.tracr and ttc_nb.rasp.tracr_compiler in
+place of tracr's modules (the same program text), and the first block must have tracr's digest:
+from our interpreter at lengths 5, 8 and 20, from our compiled model at 5 (and 8 where it compiles
+in a second or two). The full sweep, 1,000 inputs per length to 64 (the compiled model on at least
+the first 200), is benchmarks/tracr_api_check.py; its committed result must say that every block
+it ran agreed."""
 
 import json
 from pathlib import Path
 import pytest
 from ttc_nb.errors import RASPError
-from ttc_nb.rasp import tracr as ours
+from ttc_nb.rasp import tracr as rasp, tracr_compiler as compiling
 from tracr_record import ALL, BLOCK, OUT, lengths, inputs, digest, outputs
 
 REFERENCE = json.loads(OUT.read_text())
@@ -36,8 +37,8 @@ def block(name: str, L: int) -> list:
 @pytest.mark.parametrize('name', list(ALL))
 def test_the_interpreter_gives_tracrs_values(name):
     make, _ = ALL[name]
-    for L in lengths(name):
-        got = outputs(ours.evaluate, make(ours, ours, L), block(name, L))
+    for L in (5, 8, 20):  # to 64 in the sweep: CI's time
+        got = outputs(rasp.evaluate, make(rasp, compiling, L), block(name, L))
         assert digest(got) == REFERENCE['programs'][name][str(L)]['digests'][0], (name, L)
 
 
@@ -45,7 +46,9 @@ def test_the_interpreter_gives_tracrs_values(name):
 def test_the_compiled_model_gives_tracrs_values(name):
     make, vocab = ALL[name]
     for L in (5,) if name in SLOW else (5, 8):
-        m = ours.compile_rasp_to_model(make(ours, ours, L), set(vocab), L, compiler_bos='BOS')
+        m = compiling.compile_rasp_to_model(
+            make(rasp, compiling, L), set(vocab), L, compiler_bos='BOS'
+        )
         got = compiled_outputs(m, block(name, L))
         assert digest(got) == REFERENCE['programs'][name][str(L)]['digests'][0], (name, L)
 
@@ -57,9 +60,9 @@ def test_the_samples_are_tracrs_rows(name):
         for x, want in REFERENCE['programs'][name][str(L)]['samples']:
             if want == 'error':
                 with pytest.raises(ValueError):
-                    ours.evaluate(make(ours, ours, L), x)
+                    rasp.evaluate(make(rasp, compiling, L), x)
             else:
-                assert ours.evaluate(make(ours, ours, L), x) == want
+                assert rasp.evaluate(make(rasp, compiling, L), x) == want
 
 
 def test_the_sweep_agreed_everywhere():
@@ -70,8 +73,8 @@ def test_the_sweep_agreed_everywhere():
         for r in runs:
             recorded = REFERENCE['programs'][name][str(r['length'])]['digests']
             assert r['interpreter_blocks'] == r['blocks'] == len(recorded), (name, r['length'])
-            if 'refused' not in r:
-                assert r['compiled_blocks'] == r['blocks'], (name, r['length'])
+            if 'refused' not in r:  # the compiled model: every input it ran, in whole blocks
+                assert r['compiled_blocks'] * BLOCK == r['inputs'] >= 200, (name, r['length'])
                 assert r['compiled_exact'] == r['inputs'], (name, r['length'])
 
 

@@ -7,8 +7,6 @@ __all__ = [
     'tokens',
     'indices',
     'length',
-    'COMPILER_BOS',
-    'COMPILER_PAD',
     'Encoding',
     'RASPExpr',
     'annotate',
@@ -21,7 +19,6 @@ __all__ = [
     'LinearSequenceMap',
     'Full',
     'ConstantSOp',
-    'Comparison',
     'Selector',
     'Select',
     'ConstantSelector',
@@ -38,49 +35,25 @@ __all__ = [
     'get_encoding',
     'is_numerical',
     'is_categorical',
-    'TracrSelect',
-    'TracrAggregate',
-    'Constant',
-    'ConstantMatrix',
     'Translation',
     'to_ops',
     'evaluate',
-    'Output',
-    'TracrModel',
-    'compile_rasp_to_model',
-    'make_length',
-    'make_reverse',
-    'make_frac_prevs',
-    'make_pair_balance',
-    'make_shuffle_dyck',
-    'make_shuffle_dyck2',
-    'make_hist',
-    'make_sort_unique',
-    'make_sort',
-    'make_sort_freq',
-    'shift_by',
-    'detect_pattern',
-    'make_count_less_freq',
-    'make_count',
-    'make_nary_sequencemap',
 ]
 
-# %% ../../nbs/29_rasp.tracr.ipynb #faa4af0a
+# %% ../../nbs/29_rasp.tracr.ipynb #45f453e7
 import sys
 import copy
 import enum
 import itertools
 from dataclasses import dataclass
 import numpy as np
-import torch
 import ttc_nb.rasp.ops as R
 from ..errors import RASPError
-from .analysis import postorder
-from .compiler.values import values, is_numeric
-from fastcore.basics import patch
-from .compiler.assemble import Compiled, compile_sop
+from .tracr_ops import Comparison  # noqa: F401  tracr's rasp.Comparison
+from .tracr_ops import lifted, TracrSelect, TracrAggregate
+from .tracr_ops import Constant, ConstantMatrix
 
-# %% ../../nbs/29_rasp.tracr.ipynb #cb545e97
+# %% ../../nbs/29_rasp.tracr.ipynb #7d7b39ae
 _ids = itertools.count(1)
 _INSIDE = {'_site', 'annotate', 'numerical', 'categorical'} | {
     f'selector_{op}' for op in ('and', 'or', 'not')
@@ -104,7 +77,7 @@ class Encoding(enum.Enum):
     NUMERICAL = 'numerical'
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #fad4d146
+# %% ../../nbs/29_rasp.tracr.ipynb #e5854897
 class RASPExpr:
     "A node of a program in tracr's embedded RASP: children, and annotations (name, encoding)."
 
@@ -158,7 +131,7 @@ def annotate(expr: RASPExpr, **annotations) -> RASPExpr:
     return new
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #9fc1da4c
+# %% ../../nbs/29_rasp.tracr.ipynb #204173db
 class SOp(RASPExpr):
     "A sequence operation. Operators with a constant make a `Map`, with an s-op a `SequenceMap`."
 
@@ -216,7 +189,7 @@ def _function(f, what: str):
     return f
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #9fb9b8ea
+# %% ../../nbs/29_rasp.tracr.ipynb #0231a4de
 class Map(SOp):
     "f of `inner`'s value at each position; a map of a map is one map of their composition."
 
@@ -281,7 +254,7 @@ class ConstantSOp(SOp):
         self.value, self.check_length = list(value), check_length
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #52a9060e
+# %% ../../nbs/29_rasp.tracr.ipynb #9c44958a
 def _binary(f, swap=False):
     return lambda self, other: self._with(f, other, swap)
 
@@ -317,38 +290,7 @@ SOp.__ror__ = lambda self, other: (
 )
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #3dfe56f9
-class Comparison(enum.Enum):
-    "The comparisons of a `Select`, called as predicate(key, query); None is refused, as in tracr."
-
-    EQ = '=='
-    LT = '<'
-    LEQ = '<='
-    GT = '>'
-    GEQ = '>='
-    NEQ = '!='
-    TRUE = 'True'
-    FALSE = 'False'
-
-    def __call__(self, key, query) -> bool:
-        if key is None or query is None:
-            raise RASPError(f'the comparison {self.name} of a Select got None as its key or query')
-        return bool(_TESTS[self](key, query))
-
-
-_TESTS = {
-    Comparison.EQ: lambda k, q: k == q,
-    Comparison.LT: lambda k, q: k < q,
-    Comparison.LEQ: lambda k, q: k <= q,
-    Comparison.GT: lambda k, q: k > q,
-    Comparison.GEQ: lambda k, q: k >= q,
-    Comparison.NEQ: lambda k, q: k != q,
-    Comparison.TRUE: lambda k, q: True,
-    Comparison.FALSE: lambda k, q: False,
-}
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #d1ce5ebe
+# %% ../../nbs/29_rasp.tracr.ipynb #863ce9ee
 class Selector(RASPExpr):
     "A selection matrix; & | ~ combine selectors, as `selector_and`, `selector_or`, `selector_not`."
 
@@ -402,7 +344,7 @@ class ConstantSelector(Selector):
         self.value, self.check_length = value, check_length
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #2745d52f
+# %% ../../nbs/29_rasp.tracr.ipynb #71271dba
 class _Pair(Selector):
     "Two selectors combined position by position."
 
@@ -444,7 +386,7 @@ class SelectorNot(Selector):
         return (self.inner,)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #342fe919
+# %% ../../nbs/29_rasp.tracr.ipynb #e87077ac
 def _merged(fst: Select, snd: Select, combine):
     "One Select for two over the same keys and queries (a `Full` side matches any), or None."
     p, r, keys, queries = fst.predicate, snd.predicate, None, None
@@ -482,7 +424,7 @@ def selector_not(inner: Selector, simplify: bool = True) -> Selector:
     return SelectorNot(inner)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #cc0eab20
+# %% ../../nbs/29_rasp.tracr.ipynb #6d16191c
 class SelectorWidth(SOp):
     "The number of keys `selector` selects for each query."
 
@@ -517,7 +459,7 @@ class Aggregate(SOp):
         return (self.selector, self.sop)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #442c6d04
+# %% ../../nbs/29_rasp.tracr.ipynb #2455dcc6
 def numerical(sop: SOp) -> SOp:
     "A copy of `sop` annotated as numerical."
     return annotate(_sop(sop, 'what numerical annotates'), encoding=Encoding.NUMERICAL)
@@ -543,126 +485,7 @@ def is_categorical(sop: SOp) -> bool:
     return get_encoding(sop) == Encoding.CATEGORICAL
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #c54c6168
-def _py(x):
-    "A numpy scalar as the Python value tracr's functions see."
-    return x.item() if isinstance(x, np.generic) else x
-
-
-def _lifted(f, label: str):
-    "f of Python values, None where an input is None: tracr's map of a missing value."
-
-    def g(*xs):
-        return None if any(x is None for x in xs) else f(*map(_py, xs))
-
-    g.__name__ = label
-    return g
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #30f376c4
-_NAMES = {
-    Comparison.EQ: R.EQ,
-    Comparison.LT: R.LT,
-    Comparison.LEQ: R.LEQ,
-    Comparison.GT: R.GT,
-    Comparison.GEQ: R.GEQ,
-    Comparison.NEQ: R.NEQ,
-    Comparison.TRUE: R.TRUE,
-    Comparison.FALSE: R.FALSE,
-}
-
-
-def _family(a: np.ndarray):
-    "'number' or 'text' when numpy compares the values of `a` as Python does, else None."
-    if a.dtype.kind in 'biuf':
-        return 'number'
-    return 'text' if a.dtype == object and set(map(type, a.tolist())) == {str} else None
-
-
-class TracrSelect(R.Select):
-    "Our `Select` with tracr's predicate: a `Comparison` (None refused) or any function."
-
-    def __init__(self, keys, queries, test, label: str):
-        R.Node.__init__(self)
-        self.children, self.test, self.label = (keys, queries), test, label
-        # a comparison keeps our name for it, which the compiler's shortcuts know (TRUE, EQ)
-        self.predicate = _NAMES.get(test, test)
-
-    def compute(self, args, xs):
-        "The selection matrix (queries, keys): predicate(key, query) of each pair, as Python's."
-        k, q = args
-        if isinstance(self.test, Comparison):
-            if any(x is None for a in (k, q) if a.dtype == object for x in a.tolist()):
-                raise RASPError(f'{self.label}: the comparison {self.test.name} got None')
-            if _family(k) is not None and _family(k) == _family(q):
-                return super().compute(args, xs)
-        ks, qs = k.tolist(), q.tolist()
-        try:
-            S = [[bool(self.test(a, b)) for a in ks] for b in qs]
-        except RASPError:
-            raise
-        except Exception as e:
-            raise RASPError(
-                f'{self.label}: its predicate failed: {type(e).__name__}: {e}'
-            ) from None
-        return np.array(S, dtype=bool).reshape(len(qs), len(ks))
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #c8127ff6
-def _mean(xs: list, default, label: str):
-    "tracr's aggregate of the selected values `xs`: default, the one value, or the numbers' mean."
-    if len(xs) < 2:
-        return xs[0] if xs else default
-    if not all(isinstance(x, (bool, int, float)) for x in xs):
-        raise RASPError(f'{label}: several values are selected, not all numbers: no mean: {xs}')
-    return sum(xs) / len(xs)
-
-
-class TracrAggregate(R.Aggregate):
-    "Our `Aggregate` with tracr's mean: one selected value as it is (True stays True)."
-
-    def __init__(self, selector, s, default, label: str):
-        super().__init__(selector, s, default)
-        self.label = label
-
-    def compute(self, args, xs):
-        "Per query: `default` if no key is selected, the one value, or the mean of the numbers."
-        S, v = args
-        v = v.tolist()
-        picked = ([v[j] for j in np.flatnonzero(row)] for row in S)
-        return R.as_values([_mean(xs, self.default, self.label) for xs in picked])
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #54abd077
-class Constant(R.SOp):
-    "tracr's `ConstantSOp`: a fixed sequence, which must be as long as the input."
-
-    def __init__(self, value: list):
-        super().__init__()
-        self.value = value
-
-    def compute(self, args, xs):
-        "The fixed sequence, if it is as long as the input `xs`."
-        if len(self.value) != len(xs):
-            raise RASPError(f'a constant of {len(self.value)} values on an input of {len(xs)}')
-        return R.as_values(self.value)
-
-
-class ConstantMatrix(R.Selector):
-    "tracr's `ConstantSelector`: a fixed selection matrix, as many rows and columns as tokens."
-
-    def __init__(self, value):
-        super().__init__()
-        self.value = np.asarray(value, dtype=bool)
-
-    def compute(self, args, xs):
-        "The fixed matrix, if it is n by n for an input of n tokens."
-        if self.value.shape != (len(xs), len(xs)):
-            raise RASPError(f'a constant selector of shape {self.value.shape}, input {len(xs)}')
-        return self.value
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #856a443e
+# %% ../../nbs/29_rasp.tracr.ipynb #bcfae57a
 @dataclass
 class Translation:
     "A tracr-style program as our operations: the output node, and what the compiler is told."
@@ -695,15 +518,15 @@ def _aggregate(e: Aggregate, sel, s, numbers: set, out: bool, t: Translation):
     return R.Map(_either, hit, v)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #20101ee6
+# %% ../../nbs/29_rasp.tracr.ipynb #7290d032
 def _node(e: RASPExpr, kids: list, numbers: set, out: bool, t: Translation):
     "Our node that computes the tracr expression `e` from our nodes `kids` of its children."
     for cls, make in (
         (TokensType, lambda: R.tokens),
         (IndicesType, lambda: R.indices),
         (LengthType, lambda: R.length),
-        (SequenceMap, lambda: R.Map(_lifted(e.f, e.label), *kids)),
-        (Map, lambda: R.Map(_lifted(e.f, e.label), *kids)),
+        (SequenceMap, lambda: R.Map(lifted(e.f, e.label), *kids)),
+        (Map, lambda: R.Map(lifted(e.f, e.label), *kids)),
         (Full, lambda: R.Full(e.fill)),
         (ConstantSOp, lambda: Constant(e.value)),
         (Select, lambda: TracrSelect(*kids, e.predicate, e.label)),
@@ -741,7 +564,7 @@ def to_ops(program: RASPExpr, numbers: set = frozenset()) -> Translation:
     return t
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #4f93a105
+# %% ../../nbs/29_rasp.tracr.ipynb #98e0e574
 def evaluate(expr: RASPExpr, xs) -> list:
     "tracr's value of `expr` on the input `xs`, computed by our RASP's operations."
     xs = list(xs)
@@ -750,239 +573,3 @@ def evaluate(expr: RASPExpr, xs) -> list:
     if 'ops' not in expr._shared:
         expr._shared['ops'] = to_ops(expr).node
     return R.evaluate(expr._shared['ops'], xs).tolist()
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #99d9fd8a
-COMPILER_BOS, COMPILER_PAD = 'compiler_bos', 'compiler_pad'  # tracr's default special tokens
-
-
-@dataclass
-class Output:
-    "What `apply` returns: `decoded`, the BOS token then the value at each position, as tracr's."
-
-    decoded: list
-
-
-def _head(b, sp):
-    "(layer, index) of the head that writes the space `sp` of the build `b`."
-    return next(
-        (layer, i)
-        for layer, hs in b.heads.items()
-        for i, h in enumerate(hs)
-        if any(o is sp for o, _ in h['outs'])
-    )
-
-
-class TracrModel(Compiled):
-    "Our compiled model of a program in tracr's RASP; `apply` reads BOS, tokens and PAD as tracr's."
-
-    program, bos, pad, none_at_empty = None, COMPILER_BOS, COMPILER_PAD, False
-
-    def check_means(self, attns: list, xs: list):
-        "Refuse a categorical aggregate that selected several keys: tracr's evaluator refuses it."
-        for sp in self.build.spaces.values():
-            if sp.kind != 'cat' or sp.key[0] != 'sop' or not isinstance(sp.key[1], R.Aggregate):
-                continue
-            layer, i = _head(self.build, sp)
-            top = attns[layer - 1][:, i, 1:, 1:].amax(-1).numpy()  # the most on one token
-            for b, x in enumerate(xs):
-                many = np.flatnonzero((top[b, : len(x)] > 1e-6) & (top[b, : len(x)] < 0.75))
-                if len(many):
-                    raise RASPError(
-                        f'{sp.name}: a categorical aggregate selected several keys at position '
-                        f'{many[0]} of {list(x)!r}: its mean is not defined'
-                    )
-
-    def run(self, xs: list) -> list:
-        "The output on each input of `xs` as tracr's evaluator gives it, None for nothing selected."
-        ids, mask = self.encode(xs)
-        with torch.no_grad():
-            x, attns = self(ids, mask, need_weights=True)
-        self.check_means(attns, xs)
-        out = self.decode(x, attns, list(map(len, xs)))
-        if self.none_at_empty:  # the output's head attends BOS where it selects nothing
-            layer, i = _head(self.build, self.build.out)
-            empty = (attns[layer - 1][:, i, 1:, 0] > 0.5).numpy()
-            out = [
-                R.as_values([None if e else v for v, e in zip(o.tolist(), empty[b])])
-                for b, o in enumerate(out)
-            ]
-        return out
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #00ca8177
-@patch
-def apply(self: TracrModel, tokens):
-    "tracr's `apply`: `tokens` is BOS, the input and any PAD; (a function: nn.Module's apply)."
-    if callable(tokens):
-        return torch.nn.Module.apply(self, tokens)
-    tokens = list(tokens)
-    if not tokens or tokens[0] != self.bos:
-        raise RASPError(f'the first token must be the BOS token {self.bos!r}: {tokens[:3]}')
-    xs = tokens[1:]
-    n = next((i for i, t in enumerate(xs) if t == self.pad), len(xs))
-    if any(t != self.pad for t in xs[n:]):
-        raise RASPError(f'a token after the PAD token {self.pad!r}: {tokens!r}')
-    if n == 0:
-        return Output([self.bos] + [None] * len(xs))
-    return Output([self.bos] + self.run([xs[:n]])[0].tolist() + [None] * (len(xs) - n))
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #760b4721
-def _order(v):
-    return (type(v).__name__, v)
-
-
-def compile_rasp_to_model(
-    program: SOp,
-    vocab,
-    max_seq_len: int,
-    causal: bool = False,
-    compiler_bos=COMPILER_BOS,
-    compiler_pad=COMPILER_PAD,
-    mlp_exactness: int = 100,
-) -> TracrModel:
-    "tracr's compile call, our compiler: exact, so `mlp_exactness` is not needed and is not read."
-    program, vocab = _sop(program, 'the program'), sorted(set(vocab), key=_order)
-    if causal:
-        raise RASPError('causal=True: this compiler builds encoders, without a causal mask')
-    for token, what in ((compiler_bos, 'BOS'), (compiler_pad, 'PAD')):
-        if token in vocab:
-            raise RASPError(f'the {what} token {token!r} is in the vocabulary {vocab}')
-    t = to_ops(program)
-    if t.empty:  # which aggregates with default None average numbers: their values' value sets
-        probe = t.kinds | {t.names[i]: 'cat' for i in t.empty}
-        vals = values(t.node, vocab, max_seq_len, probe, t.names)
-        numbers = {
-            key
-            for v in postorder([t.node])
-            if (key := t.empty.get(v.id)) is not None and is_numeric(vals[v.children[1].id])
-        }
-        t = to_ops(program, numbers) if numbers else t
-    m = compile_sop(t.node, vocab, max_seq_len, t.kinds, t.names, cls=TracrModel)
-    m.program, m.bos, m.pad, m.none_at_empty = program, compiler_bos, compiler_pad, t.none_at_empty
-    return m
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #505ffc97
-def make_length() -> SOp:
-    "The input's length at every position: the width of a selector that selects every key."
-    every = Select(tokens, tokens, Comparison.TRUE).named('all_true_selector')
-    return SelectorWidth(every).named('length')
-
-
-length = make_length()  # tracr's library shadows the primitive `length`, which tracr cannot compile
-
-
-def make_reverse(sop: SOp) -> SOp:
-    "`sop` read backwards: position i takes the value at n - 1 - i."
-    mirror = (length - indices).named('opp_idx')
-    mirror = (mirror - 1).named('opp_idx-1')
-    flip = Select(indices, mirror, Comparison.EQ).named('reverse_selector')
-    return Aggregate(flip, sop).named('reverse')
-
-
-def make_frac_prevs(bools: SOp) -> SOp:
-    "At position i, the share of positions up to i where `bools` is true (a numerical mean)."
-    up_to_here = Select(indices, indices, Comparison.LEQ)
-    return numerical(Aggregate(up_to_here, numerical(bools), default=0)).named('frac_prevs')
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #bc203c57
-def make_pair_balance(sop: SOp, open_token, close_token) -> SOp:
-    "The share of openers minus the share of closers among the positions up to each one."
-    shares = [
-        numerical(make_frac_prevs(numerical(sop == token).named(f'bools_{what}'))).named(what)
-        for token, what in ((open_token, 'opens'), (close_token, 'closes'))
-    ]
-    return numerical(LinearSequenceMap(*shares, 1, -1)).named('pair_balance')
-
-
-def make_shuffle_dyck(pairs: list) -> SOp:
-    "1 at every position if each pair of brackets is balanced on its own (shuffle-Dyck), else 0."
-    if not pairs or any(len(p) != 2 for p in pairs):
-        raise RASPError(f'make_shuffle_dyck takes pairs of two tokens, such as "()", not {pairs}')
-    balances = [make_pair_balance(tokens, *pair).named(f'balance_{pair}') for pair in pairs]
-    below = balances[0] < 0
-    for b in balances[1:]:
-        below = below | (b < 0)
-    below = numerical(Map(lambda x: x, below)).named('any_negative')
-    every = Select(indices, indices, Comparison.TRUE).named('select_all')
-    has_neg = numerical(Aggregate(every, below, default=0)).named('has_neg')
-    closed = balances[0] == 0
-    for b in balances[1:]:
-        closed = closed & (b == 0)
-    last = Select(indices, length - 1, Comparison.EQ).named('select_last')
-    last_zero = Aggregate(last, closed).named('last_zero')
-    return (last_zero & (~has_neg).named('not_has_neg')).named('shuffle_dyck')
-
-
-def make_shuffle_dyck2() -> SOp:
-    "`make_shuffle_dyck` of round and curly brackets."
-    return make_shuffle_dyck(['()', '{}']).named('shuffle_dyck2')
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #43ea504c
-def make_hist() -> SOp:
-    "How often each position's token occurs in the input."
-    return SelectorWidth(Select(tokens, tokens, Comparison.EQ).named('same_tok')).named('hist')
-
-
-def make_sort_unique(vals: SOp, keys: SOp) -> SOp:
-    "`vals` ordered by `keys`, which must differ from each other: each goes to its key's rank."
-    rank = SelectorWidth(Select(keys, keys, Comparison.LT).named('smaller')).named('target_pos')
-    return Aggregate(Select(rank, indices, Comparison.EQ), vals).named('sort')
-
-
-def make_sort(vals: SOp, keys: SOp, *, max_seq_len: int, min_key: float) -> SOp:
-    "`vals` ordered by numerical `keys`, ties by position: keys made distinct by a small shift."
-    distinct = SequenceMap(lambda k, i: k + min_key * i / max_seq_len, keys, indices)
-    return make_sort_unique(vals, distinct)
-
-
-def make_sort_freq(max_seq_len: int) -> SOp:
-    "The tokens ordered by how often they occur, most first; ties in input order."
-    minus_count = -1 * make_hist().named('hist')
-    return make_sort(tokens, minus_count, max_seq_len=max_seq_len, min_key=1).named('sort_freq')
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #a244d51c
-def shift_by(offset: int, /, sop: SOp) -> SOp:
-    "`sop` moved `offset` positions later; None in the first `offset`."
-    back = Select(indices, indices, lambda k, q: q == k + offset)
-    return Aggregate(back, sop, default=None).named(f'shift_by({offset})')
-
-
-def detect_pattern(sop: SOp, pattern) -> SOp:
-    "True where `pattern` ends at that position of `sop`; None in the first len(pattern) - 1."
-    if len(pattern) < 1:
-        raise RASPError(f'detect_pattern needs a pattern of at least one value, not {pattern!r}')
-    n = len(pattern)
-    found = [
-        sop == x if i == n - 1 else shift_by(n - 1 - i, sop == x) for i, x in enumerate(pattern)
-    ]
-    out = found[0]
-    for f in found[1:]:
-        out = out & f
-    return out.named(f'detect_pattern({pattern})')
-
-
-# %% ../../nbs/29_rasp.tracr.ipynb #811a0afe
-def make_count_less_freq(n: int) -> SOp:
-    "How many positions hold a token that occurs at most `n` times, at every position."
-    hist = make_hist().named('hist')
-    rare = Select(hist, hist, lambda k, q: k <= n).named('select_less')
-    return SelectorWidth(rare).named('count_less_freq')
-
-
-def make_count(sop: SOp, token) -> SOp:
-    "How many positions of `sop` hold `token`, at every position."
-    return SelectorWidth(Select(sop, sop, lambda k, q: k == token)).named(f'count_{token}')
-
-
-def make_nary_sequencemap(f, *sops: SOp) -> SOp:
-    "f of the values of several s-ops at each position: their values gathered in tuples first."
-    packed, *rest = sops
-    for s in rest:
-        packed = SequenceMap(lambda t, x: (*t, x) if isinstance(t, tuple) else (t, x), packed, s)
-    return Map(lambda t: f(*t), packed)
