@@ -40,7 +40,7 @@ __all__ = [
     'evaluate',
 ]
 
-# %% ../../nbs/29_rasp.tracr.ipynb #45f453e7
+# %% ../../nbs/29_rasp.tracr.ipynb #f9317039
 import sys
 import copy
 import enum
@@ -53,7 +53,7 @@ from .tracr_ops import Comparison  # noqa: F401  tracr's rasp.Comparison
 from .tracr_ops import lifted, TracrSelect, TracrAggregate
 from .tracr_ops import Constant, ConstantMatrix
 
-# %% ../../nbs/29_rasp.tracr.ipynb #7d7b39ae
+# %% ../../nbs/29_rasp.tracr.ipynb #5690cad1
 _ids = itertools.count(1)
 _INSIDE = {'_site', 'annotate', 'numerical', 'categorical'} | {
     f'selector_{op}' for op in ('and', 'or', 'not')
@@ -77,7 +77,7 @@ class Encoding(enum.Enum):
     NUMERICAL = 'numerical'
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #e5854897
+# %% ../../nbs/29_rasp.tracr.ipynb #b1a5b997
 class RASPExpr:
     "A node of a program in tracr's embedded RASP: children, and annotations (name, encoding)."
 
@@ -131,7 +131,7 @@ def annotate(expr: RASPExpr, **annotations) -> RASPExpr:
     return new
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #204173db
+# %% ../../nbs/29_rasp.tracr.ipynb #f13784b2
 class SOp(RASPExpr):
     "A sequence operation. Operators with a constant make a `Map`, with an s-op a `SequenceMap`."
 
@@ -189,7 +189,7 @@ def _function(f, what: str):
     return f
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #0231a4de
+# %% ../../nbs/29_rasp.tracr.ipynb #59dace6c
 class Map(SOp):
     "f of `inner`'s value at each position; a map of a map is one map of their composition."
 
@@ -254,7 +254,7 @@ class ConstantSOp(SOp):
         self.value, self.check_length = list(value), check_length
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #9c44958a
+# %% ../../nbs/29_rasp.tracr.ipynb #dc873ebd
 def _binary(f, swap=False):
     return lambda self, other: self._with(f, other, swap)
 
@@ -290,7 +290,7 @@ SOp.__ror__ = lambda self, other: (
 )
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #863ce9ee
+# %% ../../nbs/29_rasp.tracr.ipynb #fa120b81
 class Selector(RASPExpr):
     "A selection matrix; & | ~ combine selectors, as `selector_and`, `selector_or`, `selector_not`."
 
@@ -344,7 +344,7 @@ class ConstantSelector(Selector):
         self.value, self.check_length = value, check_length
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #71271dba
+# %% ../../nbs/29_rasp.tracr.ipynb #81cb0258
 class _Pair(Selector):
     "Two selectors combined position by position."
 
@@ -386,7 +386,7 @@ class SelectorNot(Selector):
         return (self.inner,)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #e87077ac
+# %% ../../nbs/29_rasp.tracr.ipynb #c68a3c2b
 def _merged(fst: Select, snd: Select, combine):
     "One Select for two over the same keys and queries (a `Full` side matches any), or None."
     p, r, keys, queries = fst.predicate, snd.predicate, None, None
@@ -424,7 +424,7 @@ def selector_not(inner: Selector, simplify: bool = True) -> Selector:
     return SelectorNot(inner)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #6d16191c
+# %% ../../nbs/29_rasp.tracr.ipynb #9b371673
 class SelectorWidth(SOp):
     "The number of keys `selector` selects for each query."
 
@@ -459,7 +459,7 @@ class Aggregate(SOp):
         return (self.selector, self.sop)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #2455dcc6
+# %% ../../nbs/29_rasp.tracr.ipynb #ed9b65fa
 def numerical(sop: SOp) -> SOp:
     "A copy of `sop` annotated as numerical."
     return annotate(_sop(sop, 'what numerical annotates'), encoding=Encoding.NUMERICAL)
@@ -485,7 +485,7 @@ def is_categorical(sop: SOp) -> bool:
     return get_encoding(sop) == Encoding.CATEGORICAL
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #bcfae57a
+# %% ../../nbs/29_rasp.tracr.ipynb #00fe19b4
 @dataclass
 class Translation:
     "A tracr-style program as our operations: the output node, and what the compiler is told."
@@ -514,11 +514,12 @@ def _aggregate(e: Aggregate, sel, s, numbers: set, out: bool, t: Translation):
         t.none_at_empty = True
         return v
     hit = R.Aggregate(sel, R.Full(1), 0)  # 1 where some key is selected: the same head
-    t.names |= {v.id: f'{e.label}: the mean', hit.id: f'{e.label}: selected any'}
+    made = f'made at {e.site}'
+    t.names |= {v.id: f'{e.label}: the mean ({made})', hit.id: f'{e.label}: selected any ({made})'}
     return R.Map(_either, hit, v)
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #7290d032
+# %% ../../nbs/29_rasp.tracr.ipynb #6c2eafb4
 def _node(e: RASPExpr, kids: list, numbers: set, out: bool, t: Translation):
     "Our node that computes the tracr expression `e` from our nodes `kids` of its children."
     for cls, make in (
@@ -564,7 +565,7 @@ def to_ops(program: RASPExpr, numbers: set = frozenset()) -> Translation:
     return t
 
 
-# %% ../../nbs/29_rasp.tracr.ipynb #98e0e574
+# %% ../../nbs/29_rasp.tracr.ipynb #d35a1cc6
 def evaluate(expr: RASPExpr, xs) -> list:
     "tracr's value of `expr` on the input `xs`, computed by our RASP's operations."
     xs = list(xs)

@@ -27,7 +27,7 @@ __all__ = [
     'make_nary_sequencemap',
 ]
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #efe24bee
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #e9ff57fc
 from dataclasses import dataclass
 import numpy as np
 import torch
@@ -40,7 +40,7 @@ from .compiler.assemble import Compiled, compile_sop
 from .tracr import SOp, Map, SequenceMap, LinearSequenceMap, Select, SelectorWidth
 from .tracr import Aggregate, Comparison, numerical, tokens, indices, to_ops
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #a8792157
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #3c9484f9
 COMPILER_BOS, COMPILER_PAD = 'compiler_bos', 'compiler_pad'  # tracr's default special tokens
 
 
@@ -98,7 +98,7 @@ class TracrModel(Compiled):
         return out
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #4c92692d
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #81bc4237
 @patch
 def apply(self: TracrModel, tokens):
     "tracr's `apply`: `tokens` is BOS, the input and any PAD; (a function: nn.Module's apply)."
@@ -116,7 +116,7 @@ def apply(self: TracrModel, tokens):
     return Output([self.bos] + self.run([xs[:n]])[0].tolist() + [None] * (len(xs) - n))
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #49d2b8ca
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #bf99c2fc
 def _order(v):
     return (type(v).__name__, v)
 
@@ -154,7 +154,7 @@ def compile_rasp_to_model(
     return m
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #6ecf339c
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #242e1d0e
 def make_length() -> SOp:
     "The input's length at every position: the width of a selector that selects every key."
     every = Select(tokens, tokens, Comparison.TRUE).named('all_true_selector')
@@ -178,7 +178,7 @@ def make_frac_prevs(bools: SOp) -> SOp:
     return numerical(Aggregate(up_to_here, numerical(bools), default=0)).named('frac_prevs')
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #7f56cd26
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #a4b478f6
 def make_pair_balance(sop: SOp, open_token, close_token) -> SOp:
     "The share of openers minus the share of closers among the positions up to each one."
     shares = [
@@ -212,7 +212,7 @@ def make_shuffle_dyck2() -> SOp:
     return make_shuffle_dyck(['()', '{}']).named('shuffle_dyck2')
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #52058847
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #e4524347
 def make_hist() -> SOp:
     "How often each position's token occurs in the input."
     return SelectorWidth(Select(tokens, tokens, Comparison.EQ).named('same_tok')).named('hist')
@@ -236,7 +236,7 @@ def make_sort_freq(max_seq_len: int) -> SOp:
     return make_sort(tokens, minus_count, max_seq_len=max_seq_len, min_key=1).named('sort_freq')
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #8aab4c36
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #2541ca55
 def shift_by(offset: int, /, sop: SOp) -> SOp:
     "`sop` moved `offset` positions later; None in the first `offset`."
     back = Select(indices, indices, lambda k, q: q == k + offset)
@@ -257,7 +257,7 @@ def detect_pattern(sop: SOp, pattern) -> SOp:
     return out.named(f'detect_pattern({pattern})')
 
 
-# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #333552cb
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #cbbe2371
 def make_count_less_freq(n: int) -> SOp:
     "How many positions hold a token that occurs at most `n` times, at every position."
     hist = make_hist().named('hist')

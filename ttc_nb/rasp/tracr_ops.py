@@ -5,14 +5,14 @@
 # %% auto #0
 __all__ = ['Comparison', 'lifted', 'TracrSelect', 'TracrAggregate', 'Constant', 'ConstantMatrix']
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #8be8ce4d
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #8d72ac67
 import enum
 import numpy as np
 import ttc_nb.rasp.ops as R
 from ..errors import RASPError
 
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #31691f90
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #ed31fcee
 class Comparison(enum.Enum):
     "The comparisons of a `Select`, called as predicate(key, query); None is refused, as in tracr."
 
@@ -43,7 +43,7 @@ _TESTS = {
 }
 
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #42641a15
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #31da1727
 def _py(x):
     "A numpy scalar as the Python value tracr's functions see."
     return x.item() if isinstance(x, np.generic) else x
@@ -59,7 +59,7 @@ def lifted(f, label: str):
     return g
 
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #9ecca22d
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #60253a3f
 _NAMES = {
     Comparison.EQ: R.EQ,
     Comparison.LT: R.LT,
@@ -108,7 +108,7 @@ class TracrSelect(R.Select):
         return np.array(S, dtype=bool).reshape(len(qs), len(ks))
 
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #d9d674ee
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #966f8a99
 def _mean(xs: list, default, label: str):
     "tracr's aggregate of the selected values `xs`: default, the one value, or the numbers' mean."
     if len(xs) < 2:
@@ -133,7 +133,7 @@ class TracrAggregate(R.Aggregate):
         return R.as_values([_mean(xs, self.default, self.label) for xs in picked])
 
 
-# %% ../../nbs/28b_rasp.tracr_ops.ipynb #d6c476f4
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #8b146e03
 class Constant(R.SOp):
     "tracr's `ConstantSOp`: a fixed sequence, which must be as long as the input."
 
