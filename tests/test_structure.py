@@ -200,12 +200,15 @@ def test_no_public_name_shadows_a_builtin_or_a_module():
 # each method's reproduction rows: one name for one
 # thing, which the README gathers from every method
 SHARED = {'reproduction'}
+# modules that offer another library's API under its own names: tracr's RASP, whose names (`Map`,
+# `Select`, `Aggregate`, ...) are the paper's, as our RASP's are; there a name has tracr's meaning
+MIRRORS = {'rasp.tracr', 'rasp.tracr_compiler'}
 
 
 def test_no_public_name_is_exported_twice():
     seen = {}
     for m, ns in public_names().items():
-        for n in ns:
+        for n in ns if m not in MIRRORS else ():
             seen.setdefault(n, []).append(m)
     assert {n: ms for n, ms in seen.items() if len(ms) > 1 and n not in SHARED} == {}
 

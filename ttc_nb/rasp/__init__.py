@@ -1,1 +1,1 @@
-"""RASP (Weiss et al. 2021): the language, interpreter, analysis, trained transformers, compiler."""
+"""RASP (Weiss et al. 2021): language, interpreter, analysis, training, compiler; tracr's API."""
