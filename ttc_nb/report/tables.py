@@ -236,12 +236,10 @@ def run_it(run_dirs) -> Markdown:
         s = load_json(d / 'summary.json')
         lines.append((load_json(d / 'config.json')['command'], _duration(s['wall_time_s'])))
         machines.add(f'{s["env"]["cpus"]} cores, {s["env"]["threads"]} thread')
-    width = max(len(c) for c, _ in lines)
+    # a list, not a code block: an output's code block cannot take a phone's whole width
     return Markdown(
         f'**Run it** (times of the committed runs: {" or ".join(sorted(machines))})\n\n'
-        + '```\n'
-        + '\n'.join(f'{c:<{width}}  # {t}' for c, t in lines)
-        + '\n```'
+        + '\n'.join(f'- `{c}`: {t}' for c, t in lines)
     )
 
 
