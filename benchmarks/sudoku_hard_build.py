@@ -14,10 +14,10 @@ import json
 import os
 import tempfile
 import time
-from pathlib import Path
 import torch
 from ttc_nb.sudoku.extreme import fingerprint, hard_set
 from ttc_nb.sudoku.experiments import HARD_CPU
+from ttc_nb.train.files import save_json
 
 
 def main():
@@ -60,10 +60,7 @@ def main():
         cpu_hard_sets_h=round(per * sum(real.values()) / 3600 / args.workers, 3),
         load_average=[round(v, 2) for v in os.getloadavg()],
     )
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(args.out).with_suffix('.tmp')
-    tmp.write_text(json.dumps(out, indent=2) + '\n')
-    tmp.replace(args.out)
+    save_json(out, args.out)
 
 
 if __name__ == '__main__':

@@ -32,6 +32,7 @@ from ema_pytorch import EMA as TheirEMA
 from tiny_recursive_model import TinyRecursiveModel
 from tiny_recursive_model.mlp_mixer_1d import MLPMixer1D
 from ttc_nb.sudoku.trm import TRM, EMA, DeepSupervision
+from ttc_nb.train.files import save_json
 
 CONFIGS = {  # the cpu preset's width and batch, and the paper's width at a small batch
     'cpu-preset': dict(dim=64, batch=32, multiple=64),
@@ -192,10 +193,7 @@ def main():
             commit=commit(),
         ),
     )
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(args.out).with_suffix('.tmp')
-    tmp.write_text(json.dumps(out, indent=2) + '\n')
-    tmp.replace(args.out)
+    save_json(out, args.out)
 
 
 if __name__ == '__main__':

@@ -108,9 +108,9 @@ TINY_TRM = [
 ]
 
 
-def test_trm_trains_on_sudoku_extreme_files(tmp_path):
-    data = extreme_files(tmp_path)
-    r = ttc(
+def train_tiny_trm(data, out):
+    "`ttc run sudoku-trm` of a TRM of width 16 for 2 updates on the Sudoku-Extreme files in `data`."
+    return ttc(
         'run',
         'sudoku-trm',
         '--preset',
@@ -121,8 +121,13 @@ def test_trm_trains_on_sudoku_extreme_files(tmp_path):
         f'data={data}',
         *TINY_TRM,
         '--out',
-        tmp_path / 'run',
+        out,
     )
+
+
+def test_trm_trains_on_sudoku_extreme_files(tmp_path):
+    data = extreme_files(tmp_path)
+    r = train_tiny_trm(data, tmp_path / 'run')
     assert r.returncode == 0, r.stderr
     assert 'rating-64+' in r.stdout or 'rating-16+' in r.stdout, r.stdout
 
@@ -140,17 +145,5 @@ def test_trm_trains_on_sudoku_extreme_files(tmp_path):
 )
 def test_a_damaged_row_exits_2_with_its_line(tmp_path, damage, needles):
     data = extreme_files(tmp_path, damage)
-    r = ttc(
-        'run',
-        'sudoku-trm',
-        '--preset',
-        'ci',
-        '--set',
-        'box=3,3',
-        '--set',
-        f'data={data}',
-        *TINY_TRM,
-        '--out',
-        tmp_path / 'run',
-    )
+    r = train_tiny_trm(data, tmp_path / 'run')
     one_line(r, 2, *needles)

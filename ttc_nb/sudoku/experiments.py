@@ -5,6 +5,10 @@
 # %% auto #0
 __all__ = [
     'HARD_CPU',
+    'CI_SETS',
+    'CPU_NETWORK',
+    'CPU_SETS',
+    'GPU_TRAINING',
     'SudokuConfig',
     'sudoku_data',
     'sudoku_setup',
@@ -79,6 +83,30 @@ class SudokuConfig(TrainConfig):
 # fixed symmetries as in the TRM paper, 100 to validate, 1,000 to test by rating band
 HARD_CPU = dict(
     data='hard', train_size=1000, valid_size=100, test_size=1000, variants=1000, eval_batch=100
+)
+
+# What the Sudoku networks' presets share. `ci`: 4x4 boards, small sets. `cpu`: a network of width
+# 64 and its optimiser, trained and tested on generated 9x9 puzzles. `gpu`: the paper's width and
+# optimiser (Palm et al. 2018), on 100,000 training puzzles.
+CI_SETS = dict(
+    box=(2, 2),
+    givens=(4, 10),
+    bands=('minimal', '7-10'),
+    train_size=64,
+    valid_size=32,
+    test_size=32,
+)
+CPU_NETWORK = dict(hidden=64, mlp_layers=2, lr=1e-3, wd=1e-4, warmup=50)
+CPU_SETS = dict(givens=(34, 45), bands=('minimal', '27-33', '34-45'), test_size=500, eval_batch=50)
+GPU_TRAINING = dict(
+    hidden=96,
+    lr=2e-4,
+    wd=1e-4,
+    clip=0.0,
+    schedule='constant',
+    train_size=100000,
+    valid_size=1000,
+    test_size=1000,
 )
 
 
@@ -262,6 +290,8 @@ def rrn_setup(cfg: RRNConfig):
 
 # %% ../../nbs/45_sudoku.experiments.ipynb #ea40bb5e
 _rrn_curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
+# the network and its training of the `cpu` and `cpu-hard` presets, which differ in their puzzles
+_RRN_CPU = dict(**CPU_NETWORK, batch_size=32, train_steps=8, alpha=1.0, test_steps=_rrn_curve)
 register(
     Experiment(
         'sudoku-rrn',
@@ -271,14 +301,9 @@ register(
         rrn_setup,
         presets=dict(
             ci=dict(
-                box=(2, 2),
+                **CI_SETS,
                 hidden=16,
                 embed=4,
-                givens=(4, 10),
-                bands=('minimal', '7-10'),
-                train_size=64,
-                valid_size=32,
-                test_size=32,
                 batch_size=16,
                 lr=3e-2,
                 updates=30,
@@ -289,56 +314,30 @@ register(
                 alpha=1.0,
             ),
             cpu=dict(
-                hidden=64,
-                mlp_layers=2,
-                batch_size=32,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
+                **_RRN_CPU,
                 updates=6000,
                 eval_every=500,
                 ckpt_every=500,
-                train_steps=8,
-                alpha=1.0,
-                test_steps=_rrn_curve,
-                givens=(34, 45),
-                bands=('minimal', '27-33', '34-45'),
-                test_size=500,
-                eval_batch=50,
+                **CPU_SETS,
             ),
             gpu=dict(
-                hidden=96,
+                **GPU_TRAINING,
                 batch_size=64,
-                lr=2e-4,
-                wd=1e-4,
-                clip=0.0,
-                schedule='constant',
                 updates=32000,
                 eval_every=4000,
                 ckpt_every=2500,
                 train_steps=32,
                 test_steps=(*_rrn_curve, 96, 128),
-                train_size=100000,
-                valid_size=1000,
-                test_size=1000,
             ),
         )
         | {
             # the cpu preset's network on the hard set, for an hour of 2 cores at the 10.75
             # updates per second of the committed cpu run (nbs/results/rrn/cpu)
             'cpu-hard': dict(
-                hidden=64,
-                mlp_layers=2,
-                batch_size=32,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
+                **_RRN_CPU,
                 updates=35000,
                 eval_every=5000,
                 ckpt_every=2500,
-                train_steps=8,
-                alpha=1.0,
-                test_steps=_rrn_curve,
                 **HARD_CPU,
             )
         },
@@ -434,6 +433,17 @@ def deq_setup(cfg: DEQConfig):
 
 
 _deq_curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+# the network, solver and training of the `cpu` and `cpu-hard` presets, which differ in puzzles
+_DEQ_CPU = dict(
+    **CPU_NETWORK,
+    batch_size=32,
+    forget_max=0.8,
+    rho_reg=5.0,
+    rho_max=0.9,
+    train_steps=30,
+    back_iters=30,
+    test_steps=_deq_curve,
+)
 register(
     Experiment(
         'sudoku-deq',
@@ -443,14 +453,9 @@ register(
         deq_setup,
         presets=dict(
             ci=dict(
-                box=(2, 2),
+                **CI_SETS,
                 hidden=16,
                 embed=4,
-                givens=(4, 10),
-                bands=('minimal', '7-10'),
-                train_size=64,
-                valid_size=32,
-                test_size=32,
                 batch_size=16,
                 lr=3e-2,
                 updates=30,
@@ -461,65 +466,33 @@ register(
                 test_steps=(1, 2, 4, 8, 16, 32),
             ),
             cpu=dict(
-                hidden=64,
-                mlp_layers=2,
-                batch_size=32,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
+                **_DEQ_CPU,
                 updates=3250,
                 eval_every=500,
                 ckpt_every=500,
                 pretrain=3000,
-                forget_max=0.8,
-                rho_reg=5.0,
-                rho_max=0.9,
-                train_steps=30,
-                back_iters=30,
-                test_steps=_deq_curve,
-                givens=(34, 45),
-                bands=('minimal', '27-33', '34-45'),
-                test_size=500,
-                eval_batch=50,
+                **CPU_SETS,
             ),
             gpu=dict(
-                hidden=96,
+                **GPU_TRAINING,
                 batch_size=64,
-                lr=2e-4,
-                wd=1e-4,
-                clip=0.0,
-                schedule='constant',
                 updates=18000,
                 eval_every=3000,
                 ckpt_every=2500,
                 train_steps=40,
                 back_iters=40,
                 test_steps=_deq_curve,
-                train_size=100000,
-                valid_size=1000,
-                test_size=1000,
             ),
         )
         | {
             # the cpu preset on the hard set, for an hour of 2 cores at the 7.24 updates per
             # second of the committed cpu run (nbs/results/deq/cpu), pretraining in the same share
             'cpu-hard': dict(
-                hidden=64,
-                mlp_layers=2,
-                batch_size=32,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
+                **_DEQ_CPU,
                 updates=23000,
                 eval_every=5000,
                 ckpt_every=2500,
                 pretrain=21000,
-                forget_max=0.8,
-                rho_reg=5.0,
-                rho_max=0.9,
-                train_steps=30,
-                back_iters=30,
-                test_steps=_deq_curve,
                 **HARD_CPU,
             )
         },
@@ -611,18 +584,13 @@ register(
         pgadj_setup,
         presets=dict(
             ci=dict(
-                box=(2, 2),
+                **CI_SETS,
                 hidden=16,
                 embed=4,
                 d_model=16,
                 n_heads=2,
                 n_layers=1,
                 samples=2,
-                givens=(4, 10),
-                bands=('minimal', '7-10'),
-                train_size=64,
-                valid_size=32,
-                test_size=32,
                 batch_size=8,
                 lr=3e-2,
                 updates=30,
@@ -632,14 +600,10 @@ register(
                 test_steps=(1, 2, 4, 8),
             ),
             cpu=dict(
-                hidden=64,
-                mlp_layers=2,
+                **CPU_NETWORK,
                 n_layers=1,
                 estimator='both',
                 batch_size=8,
-                lr=1e-3,
-                wd=1e-4,
-                warmup=50,
                 updates=8000,
                 eval_every=500,
                 ckpt_every=500,
@@ -647,20 +611,13 @@ register(
                 prior_updates=500,
                 train_steps=8,
                 test_steps=(1, 2, 4, 8, 16, 32),
-                givens=(34, 45),
-                bands=('minimal', '27-33', '34-45'),
-                test_size=500,
-                eval_batch=50,
+                **CPU_SETS,
             ),
             gpu=dict(
-                hidden=96,
+                **GPU_TRAINING,
                 n_layers=1,
                 estimator='both',
                 batch_size=16,
-                lr=2e-4,
-                wd=1e-4,
-                clip=0.0,
-                schedule='constant',
                 updates=28000,
                 eval_every=4000,
                 ckpt_every=2500,
@@ -668,9 +625,6 @@ register(
                 prior_updates=1000,
                 train_steps=32,
                 test_steps=(1, 2, 4, 8, 16, 32, 64, 96),
-                train_size=100000,
-                valid_size=1000,
-                test_size=1000,
             ),
         ),
         costs=sudoku_costs(),
