@@ -10,8 +10,8 @@ import torch
 from conftest import ttc_start
 from ttc_nb.train.files import load_checkpoint, previous
 
-# At least KILLS kills, and more, up to MOST, until a kill has caught a checkpoint half written and
-# one has caught the moment between the old checkpoint's rename and the new one's: on a loaded
+# At least KILLS kills, and more, up to MOST, until a kill has caught a checkpoint half written
+# with the one before it moved aside (no checkpoint.pt, only checkpoint.prev.pt): on a loaded
 # machine a kill lands in a process's start more often. Long enough that MOST short stretches of
 # training never reach the end.
 KILLS, MOST, UPDATES = 10, 30, 600
@@ -104,10 +104,15 @@ def test_killed_again_and_again_then_resumed_ends_as_an_uninterrupted_run(tmp_pa
                 break
             resume = (out / 'config.json').exists()
             p = runs.start('run', *(['--resume', '--out', out] if resume else [*RUN, '--out', out]))
-            # after a random delay, at the next write of a checkpoint
+            # after a random delay, at the next write of a checkpoint that replaces one: the
+            # previous is kept and the new one half written (on a loaded machine a stint killed
+            # at random may never finish its first checkpoint, so wait for one that does)
             if kind == 'checkpoint write':
                 time.sleep(rng.uniform(0, 0.2))
-                ran = wait_for(p, lambda: tmp_files(out, 'checkpoint.pt', p.pid), 5)
+                mid_write = lambda: tmp_files(out, 'checkpoint.pt', p.pid) and (
+                    previous(out / 'checkpoint.pt').exists()
+                )
+                ran = wait_for(p, mid_write, 60)
             # while a resumed run rewrites the log without the records after its checkpoint
             elif kind == 'log rewrite':
                 ran = wait_for(p, lambda: tmp_files(out, 'metrics.jsonl', p.pid), 0.5)
