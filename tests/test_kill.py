@@ -109,8 +109,9 @@ def test_killed_again_and_again_then_resumed_ends_as_an_uninterrupted_run(tmp_pa
             # at random may never finish its first checkpoint, so wait for one that does)
             if kind == 'checkpoint write':
                 time.sleep(rng.uniform(0, 0.2))
-                mid_write = lambda: tmp_files(out, 'checkpoint.pt', p.pid) and (
-                    previous(out / 'checkpoint.pt').exists()
+                mid_write = lambda: (
+                    tmp_files(out, 'checkpoint.pt', p.pid)
+                    and (previous(out / 'checkpoint.pt').exists())
                 )
                 ran = wait_for(p, mid_write, 60)
             # while a resumed run rewrites the log without the records after its checkpoint

@@ -26,7 +26,9 @@ from pathlib import Path
 import yaml
 import fastcore.docments
 from nbdev.config import get_config
+from nbdev.processors import FilterDefaults
 from nbdev.serve import proc_nbs
+import nbdev.serve_drv
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD, SRC = ROOT / '_build', ROOT / '_build' / 'src'
@@ -246,16 +248,37 @@ def _cell(c, md):
     return c | {'source': src, 'metadata': {'tags': tags}}
 
 
-# With `site`, the notebooks are processed for the site's renderer.
-def pages(site=False):
+def page_name(notebook: str) -> str:
+    "The page nbdev makes of `notebook`: its name without its number (`12a_`) or suffix."
+    return re.sub(r'^\d+[a-zA-Z0-9]*_', '', Path(notebook).stem.lower())
+
+
+def processed(notebooks) -> Path:
+    "Run nbdev's doc processors on `notebooks` (names in nbs/) alone; the folder they go to."
+    cfg = get_config()
+    proc = BUILD / 'proc'
+    if proc.exists():
+        shutil.rmtree(proc)
+    proc.mkdir(parents=True)
+    for name in notebooks:
+        nbdev.serve_drv.main((ROOT / cfg.nbs_path / name, proc / name, FilterDefaults))
+    return proc
+
+
+# With `site`, the notebooks are processed for the site's renderer; with `only`, only those
+# notebooks are (the README needs the index alone: the whole site's processing takes a minute).
+def pages(site=False, only=None):
     "Process the notebooks into `_build/src/<page>.ipynb`; [(notebook name, page name, title)]."
     cfg = get_config()
     _patch_show_doc()
-    proc = proc_nbs(
-        n_workers=0, force=True
-    )  # also redo unchanged notebooks: doc links depend on every module
+    if only:
+        proc = processed(only)
+    else:  # also redo unchanged notebooks: doc links depend on every module
+        proc = proc_nbs(n_workers=0, force=True)
     fronts = {p.name: _front(json.loads(p.read_text()))[0] for p in sorted(proc.glob('*.ipynb'))}
-    names = {nb: f.get('output-file', nb).replace('.html', '') for nb, f in fronts.items()}
+    names = {p.name: page_name(p.name) for p in (ROOT / cfg.nbs_path).glob('*.ipynb')} | {
+        nb: f['output-file'].replace('.html', '') for nb, f in fronts.items() if 'output-file' in f
+    }
     host = f'{cfg.doc_host}{cfg.doc_baseurl}'.rstrip('/') + '/'
 
     def links(s):
@@ -292,7 +315,10 @@ def pages(site=False):
 # Its markdown as is, its code and outputs as fenced blocks.
 def readme():
     "README.md from the processed index notebook."
-    notebook_of = {page: name for name, page, _ in pages()}
+    pages(only=['index.ipynb'])
+    notebook_of = {
+        page_name(p.name): p.name for p in (ROOT / get_config().nbs_path).glob('*.ipynb')
+    }
     nb = json.loads((SRC / 'index.ipynb').read_text())
 
     def fix(s):
