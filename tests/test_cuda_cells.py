@@ -44,6 +44,17 @@ def test_every_gpu_preset_of_act_has_its_cell():
     assert all(preset == 'gpu' for *_, preset in CELLS)
 
 
+LOOPED_GPU = {
+    f'{m}-{t}'
+    for m in ('looped', 'standard')
+    for t in ('linear', 'noisy-linear', 'sparse-linear', 'tree', 'relu2nn')
+}
+
+
+def test_every_gpu_preset_of_the_looped_transformers_has_its_cell():
+    assert {name for nb, name, _ in CELLS if nb == '31_looped.model.ipynb'} == LOOPED_GPU
+
+
 def test_the_finder_reads_a_cell(tmp_path):
     cell = dict(
         cell_type='code',

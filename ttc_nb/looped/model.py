@@ -95,29 +95,29 @@ class LoopedTransformer(Recurrent):
 
     def encode(self, prompts):
         "The prompt tokens read in to the model's width, e = W_in p (B, 2n, C)."
-        # e is the input injected at every loop
-        return self.read_in(prompts)
+        return self.read_in(prompts)  # e, injected at every loop
 
     def init(self, e):
         "z_0 = 0, the state before the first loop, of the shape of `e`."
-        return torch.zeros_like(e)
+        return torch.zeros_like(e)  # z_0 = 0
 
     def carry(self, z):
         "The state carried into the next loop: all of it, or only the last `n_last_tokens` tokens'."
         if not self.n_last_tokens:
             return z
         keep = torch.arange(z.shape[1], device=z.device) >= z.shape[1] - self.n_last_tokens
-        return z * keep[:, None]
+        return z * keep[:, None]  # m * z_t, with m 1 on the last n tokens
 
     def step(self, z, e):
         "One loop, the next state f(carry(z) + e): the blocks on the carried state plus the prompt."
-        return self.f(self.carry(z) + e)
+        return self.f(self.carry(z) + e)  # z_{t+1} = f(m * z_t + e)
 
     def readout(self, z):
         "The prediction of y_i at each x_i's position (B, n): the read-out of tokens 0, 2, 4, ..."
-        return self.read_out(z[:, 0::2])[..., 0]
+        return self.read_out(z[:, 0::2])[..., 0]  # y^(t)_i = W_out z_t at x_i's position
 
 
+# %% ../../nbs/31_looped.model.ipynb #f7de6c76
 class Transformer(nn.Module):
     "The standard decoder: L blocks applied once."
 

@@ -235,7 +235,8 @@ def run_it(run_dirs) -> Markdown:
             raise ValueError(f'{d} has no summary.json: a run that did not finish has no time')
         s = load_json(d / 'summary.json')
         lines.append((load_json(d / 'config.json')['command'], _duration(s['wall_time_s'])))
-        machines.add(f'{s["env"]["cpus"]} cores, {s["env"]["threads"]} thread')
+        n = s['env']['threads']
+        machines.add(f'{s["env"]["cpus"]} cores, {n} thread{"" if n == 1 else "s"}')
     # a list, not a code block: an output's code block cannot take a phone's whole width
     return Markdown(
         f'**Run it** (times of the committed runs: {" or ".join(sorted(machines))})\n\n'

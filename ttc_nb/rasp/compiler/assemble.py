@@ -39,7 +39,7 @@ class Compiled(nn.Module):
 
     def __init__(self, b: Build):
         super().__init__()
-        L = max([*b.heads, *b.units, *b.cleaners, 0])
+        L = max([*b.heads, *b.units, *b.cleaners, 0])  # layers
         self.build, self.vocab, self.max_len = b, b.vocab, b.max_len
         self.heads = [len(b.heads.get(layer, [])) for layer in range(1, L + 1)]
         need = [
@@ -69,6 +69,7 @@ class Compiled(nn.Module):
                 f'the compiled model would have about {n:,} parameters, more than {MAX_PARAMS:,}; '
                 f'its widest space, {w.name}, has {w.dims} dimensions'
             )
+        # the token and the position embeddings; BOS is token 0 at position 0
         self.tok, self.pos = nn.Embedding(len(b.vocab) + 1, D), nn.Embedding(b.max_len + 1, D)
         self.mlp0 = MLP(cfg(ff=len(units(0)))) if units(0) else None
         self.attn = nn.ModuleList(Attention(cfg(h)) for h in self.heads)
@@ -83,46 +84,56 @@ class Compiled(nn.Module):
                 self._set_attention(self.attn[layer - 1], b.heads.get(layer, []))
                 self._set_mlp(self.mlp[layer - 1], b, layer)
 
-    def _set_embeddings(self, b: Build):
-        tok, idx = b.spaces.get(('sop', R.tokens)), b.spaces.get(('sop', R.indices))
-        self.tok.weight[0, D_BOS], self.tok.weight[1:, D_ONE] = 1, 1
-        for i in range(len(b.vocab) if tok else 0):
-            _fill(self.tok.weight, [{tok.start + i: 1.0, **b.emb.get(tok.start + i, {})}], i + 1)
-        for p in range(b.max_len if idx else 0):
-            _fill(self.pos.weight, [{idx.start + p: 1.0, **b.emb.get(idx.start + p, {})}], p + 1)
 
-    def _set_attention(self, att: Attention, heads: list):
-        D, dh = self.d_model, self.d_model // att.n_heads
-        W, P = (
-            att.qkv.weight,
-            att.proj.weight,
-        )  # (3D, D): the rows of q, k and v; (D, D): the heads' outputs to the stream
-        for i, h in enumerate(heads):
-            _fill(W, h['q'], i * dh)
-            _fill(W, h['k'], D + i * dh, math.sqrt(dh))
-            _fill(W, [r for _, rows in h['outs'] for r in rows], 2 * D + i * dh)
-            for j, d in enumerate(
-                d for sp, _ in h['outs'] for d in range(sp.start, sp.start + sp.dims)
-            ):
-                P[d, i * dh + j] = 1
-
-    def _set_mlp(self, mlp: MLP, b: Build, layer: int):
-        bound = {D_ONE: 1.0, D_BOS: 1.0} | {
-            d: max(map(abs, s.reps)) if s.kind == 'num' else 1.0
-            for s in b.spaces.values()
-            for d in range(s.start, s.start + s.dims)
-        }
-        units = [
-            ({**w, D_BOS: -(sum(abs(x) * bound[d] for d, x in w.items()) + abs(c) + 1)}, c, o)
-            for w, c, o in b.units.get(layer, [])
-        ]
-        for i, (w, c, out) in enumerate(units + b.cleaners.get(layer, [])):
-            _fill(mlp.fc.weight, [w], i)
-            mlp.fc.bias[i] = c
-            for d, x in out.items():
-                mlp.proj.weight[d, i] = x
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #80695e3c
+@patch
+def _set_embeddings(self: Compiled, b: Build):
+    tok, idx = b.spaces.get(('sop', R.tokens)), b.spaces.get(('sop', R.indices))
+    self.tok.weight[0, D_BOS], self.tok.weight[1:, D_ONE] = 1, 1
+    for i in range(len(b.vocab) if tok else 0):
+        _fill(self.tok.weight, [{tok.start + i: 1.0, **b.emb.get(tok.start + i, {})}], i + 1)
+    for p in range(b.max_len if idx else 0):
+        _fill(self.pos.weight, [{idx.start + p: 1.0, **b.emb.get(idx.start + p, {})}], p + 1)
 
 
+@patch
+def _set_attention(self: Compiled, att: Attention, heads: list):
+    D, dh = self.d_model, self.d_model // att.n_heads
+    W, P = (
+        att.qkv.weight,
+        att.proj.weight,
+    )  # (3D, D): the rows of q, k and v; (D, D): the heads' outputs to the stream
+    for i, h in enumerate(heads):
+        _fill(W, h['q'], i * dh)  # W_Q: the query side of head i's selector
+        _fill(W, h['k'], D + i * dh, math.sqrt(dh))  # W_K, times sqrt(d_head) against the scaling
+        _fill(
+            W, [r for _, rows in h['outs'] for r in rows], 2 * D + i * dh
+        )  # W_V: what it aggregates
+        for j, d in enumerate(
+            d for sp, _ in h['outs'] for d in range(sp.start, sp.start + sp.dims)
+        ):
+            P[d, i * dh + j] = 1  # W_O: into the output s-op's space
+
+
+@patch
+def _set_mlp(self: Compiled, mlp: MLP, b: Build, layer: int):
+    bound = {D_ONE: 1.0, D_BOS: 1.0} | {
+        d: max(map(abs, s.reps)) if s.kind == 'num' else 1.0
+        for s in b.spaces.values()
+        for d in range(s.start, s.start + s.dims)
+    }
+    units = [
+        ({**w, D_BOS: -(sum(abs(x) * bound[d] for d, x in w.items()) + abs(c) + 1)}, c, o)
+        for w, c, o in b.units.get(layer, [])
+    ]
+    for i, (w, c, out) in enumerate(units + b.cleaners.get(layer, [])):
+        _fill(mlp.fc.weight, [w], i)
+        mlp.fc.bias[i] = c
+        for d, x in out.items():
+            mlp.proj.weight[d, i] = x
+
+
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #58625d33
 @patch
 def encode(self: Compiled, xs: list) -> tuple:
     "Token ids (B, 1 + the longest) of the inputs `xs`, BOS first, and the mask of real positions."
@@ -151,63 +162,17 @@ def encode(self: Compiled, xs: list) -> tuple:
 def forward(self: Compiled, ids, mask=None, need_weights: bool = False):
     "The residual stream (B, T, D) after the last layer and, if `need_weights`, the attentions."
     # the attentions: each layer's (B, heads, T, T)
-    x, attns = self.tok(ids) + self.pos.weight[: ids.shape[1]], []
+    x, attns = self.tok(ids) + self.pos.weight[: ids.shape[1]], []  # x_0 = token + position
     if self.mlp0:
         x = x + self.mlp0(x)
     for att, mlp in zip(self.attn, self.mlp):
         y, a = att(x, mask, need_weights)
-        x = x + y
-        x, _ = x + mlp(x), attns.append(a)
+        x = x + y  # x += Attention(x): each head aggregates by its selector
+        x, _ = x + mlp(x), attns.append(a)  # x += MLP(x): the maps, as lookups
     return x, attns
 
 
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #e5ead03f
-@patch
-def decode(self: Compiled, x, attns: list, lengths: list) -> list:
-    "The output s-op's values at the real positions of each input, typed as in the interpreter."
-    sp, h = (
-        self.build.out,
-        x[..., self.build.out.start : self.build.out.start + self.build.out.dims].cpu().numpy(),
-    )
-    if sp.kind == 'cat':
-        ix = h.argmax(-1)
-    else:
-        ix = np.abs(h[..., :1] - np.array(sp.reps)).argmin(-1)
-    rows = [[sp.values[i] for i in row[1 : n + 1]] for row, n in zip(ix, lengths)]
-    agg = (
-        sp.key[1]
-        if sp.kind == 'num' and sp.key[0] == 'sop' and isinstance(sp.key[1], R.Aggregate)
-        else None
-    )
-    if agg is not None and all(
-        type(v) is int for v in self.build.vals[agg.children[1].id] + [agg.default]
-    ):
-        layer, i = (
-            sp.layer,
-            next(
-                i
-                for i, h in enumerate(self.build.heads[sp.layer])
-                if any(o is sp for o, _ in h['outs'])
-            ),
-        )
-        # (B, T): at most one key selected
-        one = (attns[layer - 1][:, i].amax(-1) > 0.75).cpu().numpy()
-        rows = [
-            [int(v) for v in r] if one[b, 1 : n + 1].all() else r
-            for b, (r, n) in enumerate(zip(rows, lengths))
-        ]
-    return [as_column(r) for r in rows]
-
-
-@patch
-def run(self: Compiled, xs: list) -> list:
-    "The compiled program's output on each input of `xs`, batched, as the interpreter gives it."
-    ids, mask = self.encode(xs)
-    with torch.no_grad():
-        x, attns = self(ids, mask, need_weights=self.build.out.kind == 'num')
-    return self.decode(x, attns, list(map(len, xs)))
-
-
 def layout(out, vocab, max_len: int, kinds: dict, names: dict, split: bool = False) -> Build:
     "The passes before the weights, in order: the widths rewritten, the value sets, the `Build`."
     # split: each width after a BOS also split into its disjoint parts, told apart by the value
@@ -252,6 +217,53 @@ def compile_rasp(program, vocab, max_len: int, name: str = None, kinds: dict = N
         kinds=kinds or {},
     )
     return m
+
+
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #b942aedc
+@patch
+def decode(self: Compiled, x, attns: list, lengths: list) -> list:
+    "The output s-op's values at the real positions of each input, typed as in the interpreter."
+    sp, h = (
+        self.build.out,
+        x[..., self.build.out.start : self.build.out.start + self.build.out.dims].cpu().numpy(),
+    )
+    if sp.kind == 'cat':
+        ix = h.argmax(-1)
+    else:
+        ix = np.abs(h[..., :1] - np.array(sp.reps)).argmin(-1)
+    rows = [[sp.values[i] for i in row[1 : n + 1]] for row, n in zip(ix, lengths)]
+    agg = (
+        sp.key[1]
+        if sp.kind == 'num' and sp.key[0] == 'sop' and isinstance(sp.key[1], R.Aggregate)
+        else None
+    )
+    if agg is not None and all(
+        type(v) is int for v in self.build.vals[agg.children[1].id] + [agg.default]
+    ):
+        layer, i = (
+            sp.layer,
+            next(
+                i
+                for i, h in enumerate(self.build.heads[sp.layer])
+                if any(o is sp for o, _ in h['outs'])
+            ),
+        )
+        # (B, T): at most one key selected
+        one = (attns[layer - 1][:, i].amax(-1) > 0.75).cpu().numpy()
+        rows = [
+            [int(v) for v in r] if one[b, 1 : n + 1].all() else r
+            for b, (r, n) in enumerate(zip(rows, lengths))
+        ]
+    return [as_column(r) for r in rows]
+
+
+@patch
+def run(self: Compiled, xs: list) -> list:
+    "The compiled program's output on each input of `xs`, batched, as the interpreter gives it."
+    ids, mask = self.encode(xs)
+    with torch.no_grad():
+        x, attns = self(ids, mask, need_weights=self.build.out.kind == 'num')
+    return self.decode(x, attns, list(map(len, xs)))
 
 
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #7043cb65
