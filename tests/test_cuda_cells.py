@@ -11,7 +11,7 @@ import json
 import re
 import pytest
 import torch
-from conftest import ROOT, ttc_process
+from conftest import ROOT, ttc
 from ttc_nb.runs.registry import get_experiment
 
 GPU_PRESETS = {'act-parity', 'act-logic', 'act-addition', 'act-sort', 'pondernet-parity'}
@@ -67,7 +67,7 @@ def test_the_finder_reads_a_cell(tmp_path):
 
 @pytest.mark.parametrize('nb,name,preset', CELLS)
 def test_the_cell_builds_without_training(nb, name, preset, tmp_path):
-    r = ttc_process('run', name, '--preset', preset, '--dry-run', '--out', tmp_path / 'run')
+    r = ttc('run', name, '--preset', preset, '--dry-run', '--out', tmp_path / 'run')
     assert r.returncode == 0, r.stderr
     plan = json.loads(r.stdout)
     assert (plan['experiment'], plan['preset']) == (name, preset)
