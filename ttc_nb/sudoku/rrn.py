@@ -7,6 +7,7 @@ __all__ = ['mlp', 'message_sum', 'RRN', 'step_probs', 'changes_by_confidence', '
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #e5360406
 import math
+from fastcore.basics import patch
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -28,23 +29,25 @@ def mlp(n_in: int, hidden: int, n_out: int, layers: int = 3):
 def message_sum(f: nn.Sequential, h, peers, weights=None):
     "The sum m_j of the messages w_ij f([h_i, h_j]) from the peers i of each node j: (B, N, out)."
     (B, N), K = h.shape[:2], peers.shape[-1]
-    W_i, W_j = f[0].weight.chunk(2, 1)  # f's first layer: W_i h_i + W_j h_j + b
-    senders = h @ W_i.T  # (B, N, hidden)
+    W_i, W_j = f[0].weight.chunk(2, 1)  # f's first layer on [h_i; h_j]: W_i h_i + W_j h_j + b
+    senders = h @ W_i.T  # W_i h_i of every node i: (B, N, hidden)
     if peers.dim() == 2:
         z = senders.index_select(1, peers.flatten())  # one table for every board
     else:
         z = senders.flatten(0, 1).index_select(
             0, (peers + N * torch.arange(B, device=h.device)[:, None, None]).flatten()
         )
-    z = z.view(B, N, K, -1) + F.linear(h, W_j, f[0].bias)[:, :, None]  # (B, N, K, hidden)
+    # + W_j h_j + b of the receiver j: the first layer of m_ij, (B, N, K, hidden)
+    z = z.view(B, N, K, -1) + F.linear(h, W_j, f[0].bias)[:, :, None]
     if len(f) > 1:
-        z = f[1:-1](z)
+        z = f[1:-1](z)  # the middle layers: z_ij, what enters f's last layer
     if weights is not None:
-        z = z * weights[..., None]
+        z = z * weights[..., None]  # w_ij z_ij
     if len(f) == 1:
-        return z.sum(2)
+        return z.sum(2)  # m_j = sum_i m_ij
     total = K if weights is None else weights.sum(2, keepdim=True)
-    return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias  # f's last layer, after the sum
+    # m_j = W' sum_i z_ij + K b': f's last layer, after the sum
+    return F.linear(z.sum(2), f[-1].weight) + total * f[-1].bias
 
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #c81006d2
@@ -84,57 +87,73 @@ class RRN(Recurrent):
         )
         self.inp = mlp((3 if positions else 1) * embed, H, H, mlp_layers)  # x_j
         self.f = mlp(2 * H, H, H, mlp_layers)  # m_ij = f(h_i, h_j)
-        self.g_in = mlp(2 * H, H, H, mlp_layers)  # the LSTM's input, from [x_j, m_j]
+        self.g_in = mlp(2 * H, H, H, mlp_layers)  # g's input MLP, on [x_j, m_j]
         self.g = nn.LSTMCell(H, H)  # h_j, s_j
         self.r = nn.Linear(H, n)  # o_j
 
-    def check(self, x):
-        "Raise a ValueError unless `x` is a batch of puzzles (B, n*n) of digits 0 to n."
-        n = self.n
-        if x.dim() != 2 or x.shape[1] != n * n:
-            raise ValueError(
-                f'puzzles must have shape (batch, {n * n}): {n * n} cells for box {self.box}, got '
-                f'shape {tuple(x.shape)}'
-            )
-        if x.is_floating_point():
-            raise ValueError(f'puzzles must hold integer digits, got dtype {x.dtype}')
-        lo, hi = x.min().item(), x.max().item()
-        if lo < 0 or hi > n:
-            raise ValueError(f'digits must be 0 (blank) to {n}, got {lo}..{hi}')
 
-    def encode(self, x):
-        "The inputs x_j (B, N, H), and W_x x_j + b, their half of the first layer of g's input MLP."
-        self.check(x)
-        e = self.digit(x)  # (B, N, embed)
-        if self.row is not None:
-            pos = torch.cat([self.row(self.rows), self.col(self.cols)], -1)
-            e = torch.cat([e, pos.expand(len(x), -1, -1)], -1)  # (B, N, 3 embed)
-        xj = self.inp(e)
-        return xj, F.linear(xj, self.g_in[0].weight[:, : xj.shape[-1]], self.g_in[0].bias)
+# %% ../../nbs/42_sudoku.rrn.ipynb #4bbef1b7
+@patch
+def check(self: RRN, x):
+    "Raise a ValueError unless `x` is a batch of puzzles (B, n*n) of digits 0 to n."
+    n = self.n
+    if x.dim() != 2 or x.shape[1] != n * n:
+        raise ValueError(
+            f'puzzles must have shape (batch, {n * n}): {n * n} cells for box {self.box}, got '
+            f'shape {tuple(x.shape)}'
+        )
+    if x.is_floating_point():
+        raise ValueError(f'puzzles must hold integer digits, got dtype {x.dtype}')
+    lo, hi = x.min().item(), x.max().item()
+    if lo < 0 or hi > n:
+        raise ValueError(f'digits must be 0 (blank) to {n}, got {lo}..{hi}')
 
-    def init(self, e):
-        "The state before the first round: hidden states h^0 = x_j, LSTM cell states s^0 = 0."
-        return e[0], torch.zeros_like(e[0])
 
-    def graph(self, e):
-        "The senders to each node and their messages' weights: the fixed table, every weight 1."
-        return self.peers, None
+@patch
+def encode(self: RRN, x):
+    "The inputs x_j (B, N, H), and W_x x_j + b, their half of the first layer of g's input MLP."
+    self.check(x)
+    e = self.digit(x)  # (B, N, embed)
+    if self.row is not None:
+        pos = torch.cat([self.row(self.rows), self.col(self.cols)], -1)
+        e = torch.cat([e, pos.expand(len(x), -1, -1)], -1)  # (B, N, 3 embed)
+    xj = self.inp(e)
+    return xj, F.linear(xj, self.g_in[0].weight[:, : xj.shape[-1]], self.g_in[0].bias)
 
-    def cell_input(self, h, e):
-        "The LSTM's input: g's input MLP on [x_j, m_j], m_j the sum of the messages to node j."
-        m = message_sum(self.f, h, *self.graph(e))  # (B, N, H)
-        return self.g_in[1:](e[1] + F.linear(m, self.g_in[0].weight[:, h.shape[-1] :]))
 
-    def step(self, state, e):
-        "One round: messages along every edge, then the LSTM update of every node."
-        h, s = state
-        B, N, H = h.shape
-        h, s = self.g(self.cell_input(h, e).flatten(0, 1), (h.flatten(0, 1), s.flatten(0, 1)))
-        return h.view(B, N, H), s.view(B, N, H)
+@patch
+def init(self: RRN, e):
+    "The state before the first round: hidden states h^0 = x_j, LSTM cell states s^0 = 0."
+    return e[0], torch.zeros_like(e[0])
 
-    def readout(self, state):
-        "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the hidden states alone."
-        return self.r(state[0])
+
+@patch
+def graph(self: RRN, e):
+    "The senders to each node and their messages' weights: the fixed table, every weight 1."
+    return self.peers, None
+
+
+# %% ../../nbs/42_sudoku.rrn.ipynb #e9d34d75
+@patch
+def cell_input(self: RRN, h, e):
+    "The LSTM's input: g's input MLP on [x_j, m_j], m_j the sum of the messages to node j."
+    m = message_sum(self.f, h, *self.graph(e))  # (B, N, H)
+    return self.g_in[1:](e[1] + F.linear(m, self.g_in[0].weight[:, h.shape[-1] :]))
+
+
+@patch
+def step(self: RRN, state, e):
+    "One round: messages along every edge, then the LSTM update of every node."
+    h, s = state
+    B, N, H = h.shape
+    h, s = self.g(self.cell_input(h, e).flatten(0, 1), (h.flatten(0, 1), s.flatten(0, 1)))
+    return h.view(B, N, H), s.view(B, N, H)
+
+
+@patch
+def readout(self: RRN, state):
+    "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the hidden states alone."
+    return self.r(state[0])
 
 
 # %% ../../nbs/42_sudoku.rrn.ipynb #746c24e2
