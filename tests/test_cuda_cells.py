@@ -14,6 +14,7 @@ import pytest
 import torch
 from conftest import ROOT, ttc
 from ttc_nb.runs.registry import get_experiment
+from ttc_nb.recurrence.experiments import MODELS
 
 GPU_PRESETS = {'act-parity', 'act-logic', 'act-addition', 'act-sort', 'pondernet-parity'}
 
@@ -61,6 +62,12 @@ def test_every_gpu_preset_of_the_looped_transformers_has_its_cell():
 )
 def test_every_gpu_preset_of_a_sudoku_page_has_its_cell(nb, name):
     assert [n for page, n, _ in CELLS if page == nb] == [name]
+
+
+def test_every_gpu_preset_of_the_learned_adjacencies_and_recurrence_has_its_cell():
+    assert {name for nb, name, _ in CELLS if nb == '44_sudoku.pgadj.ipynb'} == {'sudoku-pgadj'}
+    recurrence = {f'recurrence-{t}-{m}' for t in ('paths', 'sort') for m in MODELS}
+    assert {name for nb, name, _ in CELLS if nb == '51_recurrence.model.ipynb'} == recurrence
 
 
 def test_the_finder_reads_a_cell(tmp_path):

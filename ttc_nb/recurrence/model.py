@@ -6,6 +6,7 @@
 __all__ = ['RECALLS', 'TopRecurrent', 'greedy_decode', 'forward_flops', 'probe', 'city_states']
 
 # %% ../../nbs/51_recurrence.model.ipynb #4799ff5d
+from fastcore.basics import patch
 import torch
 import torch.nn as nn
 from ..core.protocol import Recurrent
@@ -48,18 +49,23 @@ class TopRecurrent(Recurrent):
         # 0 when every repetition recalls the input
         return torch.zeros_like(e) if self.recall == 'input' else e
 
-    def step(self, h, e, cache=None):
-        "One repetition of the top block, as `recall` says, then the state's LayerNorm if `norm`."
-        # top(h + e) for recall='input', e + top(h) - h for 'equilibrium', else top(h)
-        if self.recall == 'input':
-            return self.norm(self.top(h + e, cache=cache)[0])  # top(h + e), from h = 0
-        out = self.top(h, cache=cache)[0]
-        # e + (top(h) - h), from h = e
-        return self.norm(e + out - h if self.recall == 'equilibrium' else out)
 
-    def readout(self, h):
-        "Next-token logits (B, T, n_tokens) of the state: the final LayerNorm, then the head."
-        return self.head(self.ln(h))
+# %% ../../nbs/51_recurrence.model.ipynb #rcstep01
+@patch
+def step(self: TopRecurrent, h, e, cache=None):
+    "One repetition of the top block, as `recall` says, then the state's LayerNorm if `norm`."
+    # top(h + e) for recall='input', e + top(h) - h for 'equilibrium', else top(h)
+    if self.recall == 'input':
+        return self.norm(self.top(h + e, cache=cache)[0])  # top(h + e), from h = 0
+    out = self.top(h, cache=cache)[0]
+    # e + (top(h) - h), from h = e
+    return self.norm(e + out - h if self.recall == 'equilibrium' else out)
+
+
+@patch
+def readout(self: TopRecurrent, h):
+    "Next-token logits (B, T, n_tokens) of the state: the final LayerNorm, then the head."
+    return self.head(self.ln(h))
 
 
 # %% ../../nbs/51_recurrence.model.ipynb #18ee46d6
