@@ -289,7 +289,8 @@ def pages(site=False):
     return out
 
 
-# Its markdown as is, its code and outputs as fenced blocks.
+# Its Markdown, and its Markdown outputs, with links to the notebooks; its code and other outputs as
+# fenced blocks.
 def readme():
     "README.md from the processed index notebook."
     notebook_of = {page: name for name, page, _ in pages()}
@@ -316,7 +317,9 @@ def readme():
             )
             if text:
                 parts.append(
-                    text if 'text/markdown' in o.get('data', {}) else f'```\n{text.rstrip()}\n```'
+                    fix(text)
+                    if 'text/markdown' in o.get('data', {})
+                    else f'```\n{text.rstrip()}\n```'
                 )
     banner = (
         '<!-- Generated from nbs/index.ipynb by `make export`: '
