@@ -1,4 +1,4 @@
-# ttc_nb: every target creates or updates .venv first. See the README (nbs/index.ipynb) for what each does.
+# ttc_nb: every target creates or updates .venv first. See nbs/96_developing.ipynb (Developing) for what each does.
 SHELL := /bin/bash
 VENV ?= .venv
 TORCH ?= torch==2.13.0

@@ -4,8 +4,8 @@ Every page is loaded in one headless Chromium at a desktop's width (1280 pixels)
 and checked: the pages are the notebooks' (titled as their notebooks) and the API page, and nothing
 else; links resolve; every Markdown table became a table; no page scrolls sideways; no code block
 scrolls sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's whole width;
-a figure shrunk to fit opens at full size; nowhere "Call self as a function.". Each check is shown
-to catch a made-up bad page.
+a figure shrunk to fit opens at full size; nowhere "Call self as a function."; the sidebar groups
+the pages by family. Each check is shown to catch a made-up bad page.
 One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures
 wider than 1.5 times the column, which a reader must open to read)."""
 
@@ -14,6 +14,7 @@ import json
 import os
 import re
 import select
+from collections import Counter
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,9 @@ from html.parser import HTMLParser
 from urllib.parse import urlparse, unquote
 import pytest
 from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / 'tools'))
+import docs  # noqa: E402
 
 CHROMIUM = shutil.which('chromium') or shutil.which('chromium-browser')
 FLAGS = [
@@ -87,6 +91,52 @@ class Page(HTMLParser):
     def handle_data(self, d):
         if self._in_h1:
             self.h1[-1] += d
+
+
+# mkdocs-material's sidebar: a `nav.md-nav--primary` whose sections are `nav`s of level 1, each
+# labelled by the `label` its `aria-labelledby` names.
+class Sidebar(HTMLParser):
+    "The sidebar of a rendered page: [(its group's label, or None at the top, the page's link)]."
+
+    def __init__(self, html):
+        super().__init__()
+        self.items, self.labels, self.groups = [], {}, []
+        self.navs, self.label = 0, None  # <nav>s open inside the sidebar; the label being read
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == 'nav' and (self.navs or 'md-nav--primary' in (a.get('class') or '')):
+            self.navs += 1
+            self.groups.append(a.get('aria-labelledby') if a.get('data-md-level') == '1' else None)
+        elif self.navs and tag == 'label' and a.get('id'):
+            self.label = a['id']
+            self.labels[self.label] = ''
+        elif self.navs and tag == 'a' and 'md-nav__link' in (a.get('class') or ''):
+            group = next((g for g in reversed(self.groups) if g), None)
+            if not a['href'].startswith('#'):  # not the table of contents of the page
+                self.items.append((group, a['href']))
+
+    def handle_endtag(self, tag):
+        if tag == 'label':
+            self.label = None
+        elif tag == 'nav' and self.navs:
+            self.navs -= 1
+            self.groups.pop()
+
+    def handle_data(self, d):
+        if self.label:
+            self.labels[self.label] += d
+
+    def grouped(self):
+        "[(group label or None, [page links])], in the sidebar's order."
+        out = []
+        for group, href in self.items:
+            label = ' '.join(self.labels[group].split()) if group else None
+            if not out or out[-1][0] != label or label is None:
+                out.append((label, []))
+            out[-1][1].append(href)
+        return out
 
 
 # What a page shows once loaded and its scripts have run (KaTeX at DOMContentLoaded, mkdocs-material
@@ -522,3 +572,106 @@ def test_screenshots_and_wide_figures(site):
     ]
     (SHOTS / 'wide_figures.txt').write_text(''.join(line + '\n' for line in wide))
     print('\n'.join(['figures wider than 1.5 times the column:'] + wide))
+
+
+# The families in the order of the packages (issue 59): foundations (core, errors, train, runs),
+# examples, ACT, RASP, looped transformers, Sudoku, recurrence, the reports and the atlas, the CLI.
+FAMILY_ORDER = [
+    'Foundations',
+    'Examples',
+    'ACT',
+    'RASP',
+    'Looped transformers',
+    'Sudoku',
+    'Recurrence',
+    'Reports and the atlas',
+    'Command line',
+]
+MAIN_FIRST = {
+    'ACT': 'act.model',
+    'RASP': 'rasp.ops',
+    'Looped transformers': 'looped.model',
+    'Sudoku': 'sudoku.rrn',
+    'Recurrence': 'recurrence.model',
+    'Reports and the atlas': 'report.atlas',
+}
+
+
+def check_groups(grouped, pages):
+    "What is wrong with a sidebar's `grouped` links, given the site's `pages` (names)."
+    wrong = []
+    groups = [label for label, _ in grouped if label]
+    if groups != FAMILY_ORDER:
+        wrong.append(f'groups {groups}, not {FAMILY_ORDER}')
+    seen = [href.removesuffix('.html') for _, hrefs in grouped for href in hrefs]
+    if sorted(seen) != sorted(pages):
+        odd = (Counter(seen) - Counter(pages)) + (Counter(pages) - Counter(seen))
+        wrong.append(f'pages not once each: {sorted(odd)}')
+    for label, hrefs in grouped:
+        names = [h.removesuffix('.html') for h in hrefs]
+        if label is None:
+            wrong += [f'{n} is not in its family' for n in names if docs.package(n)]
+            continue
+        wrong += [
+            f'{n} is under {label}'
+            for n in names
+            if docs.FAMILIES.get(n.split('.')[0], n.split('.')[0]) != label
+        ]
+        if label in MAIN_FIRST and names[0] != MAIN_FIRST[label]:
+            wrong.append(f'{label} opens with {names[0]}, not {MAIN_FIRST[label]}')
+        tried = [n.split('.')[-1] == 'tried' for n in names]
+        if tried != sorted(tried):
+            wrong.append(f'an appendix of {label} is not last: {names}')
+    return wrong
+
+
+def test_nav_places_new_pages():
+    "Pages of a notebook yet to come fall into their family: main page first, appendix last."
+    ps = [
+        ('index.ipynb', 'index', 'ttc_nb'),
+        ('04_errors.ipynb', 'errors', 'Errors'),
+        ('00_core.protocol.ipynb', 'core.protocol', 'The protocol'),
+        ('11_act.tasks.ipynb', 'act.tasks', 'Tasks'),
+        ('12_act.model.ipynb', 'act.model', 'ACT'),
+        ('12a_act.tried.ipynb', 'act.tried', 'ACT: what we tried'),
+        ('41_sudoku.task.ipynb', 'sudoku.task', 'The task'),
+        ('42_sudoku.rrn.ipynb', 'sudoku.rrn', 'RRN'),
+        ('42a_sudoku.rrn.tried.ipynb', 'sudoku.rrn.tried', 'RRN: what we tried'),
+        ('43_sudoku.deq.ipynb', 'sudoku.deq', 'DEQ'),
+        ('99_new.thing.ipynb', 'new.thing', 'A new package'),
+    ]
+    got = [
+        (k, [next(iter(p.values())) for p in v] if isinstance(v, list) else v)
+        for d in docs.nav(ps)
+        for k, v in d.items()
+    ]
+    assert got == [
+        ('Home', 'index.ipynb'),
+        ('Foundations', ['core.protocol.ipynb', 'errors.ipynb']),
+        ('ACT', ['act.model.ipynb', 'act.tasks.ipynb', 'act.tried.ipynb']),
+        (
+            'Sudoku',
+            ['sudoku.rrn.ipynb', 'sudoku.deq.ipynb', 'sudoku.task.ipynb', 'sudoku.rrn.tried.ipynb'],
+        ),
+        ('new', ['new.thing.ipynb']),
+        ('API', 'api.md'),
+    ]
+
+
+def test_sidebar_groups_pages_by_family(site):
+    _, shown, _ = site
+    pages = [*notebook_pages(), 'api']
+    for name in ('index.html', 'act.model.html'):  # the home page, and a page of a group
+        grouped = Sidebar(shown[name]['desktop']['html']).grouped()
+        assert check_groups(grouped, pages) == [], name
+    # the check, on a sidebar with an appendix before its main page and a page out of its family
+    bad = [(label, list(hrefs)) for label, hrefs in grouped]
+    act = next(hrefs for label, hrefs in bad if label == 'ACT')
+    act.insert(0, act.pop())
+    bad[0][1].append('rasp.ops.html')
+    assert [w.split(':')[0] for w in check_groups(bad, pages)] == [
+        'pages not once each',
+        'rasp.ops is not in its family',
+        'ACT opens with act.tried, not act.model',
+        'an appendix of ACT is not last',
+    ]

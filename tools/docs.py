@@ -312,7 +312,8 @@ def pages(site=False, only=None):
     return out
 
 
-# Its markdown as is, its code and outputs as fenced blocks.
+# Its Markdown, and its Markdown outputs, with links to the notebooks; its code and other outputs as
+# fenced blocks.
 def readme():
     "README.md from the processed index notebook."
     pages(only=['index.ipynb'])
@@ -342,7 +343,9 @@ def readme():
             )
             if text:
                 parts.append(
-                    text if 'text/markdown' in o.get('data', {}) else f'```\n{text.rstrip()}\n```'
+                    fix(text)
+                    if 'text/markdown' in o.get('data', {})
+                    else f'```\n{text.rstrip()}\n```'
                 )
     banner = (
         '<!-- Generated from nbs/index.ipynb by `make export`: '
@@ -619,16 +622,72 @@ def api_page(ps):
     return '\n'.join(out)
 
 
+# The sidebar groups the pages by family, the families in the order of the packages. A page's
+# package is the first part of its name (`act` of `act.model`, from `12_act.model.ipynb`), so a new
+# notebook of a package falls into its family. In a family its main pages come first, in the order
+# of `MAIN`, then the others in the notebooks' order, and its appendices (`*.tried`) last. Pages of
+# no package (the home page, `95_reproductions`, `96_developing`) stand alone, first; a package
+# without a family gets a group of its own name, after the others.
+FAMILIES = {
+    'core': 'Foundations',
+    'errors': 'Foundations',
+    'train': 'Foundations',
+    'runs': 'Foundations',
+    'examples': 'Examples',
+    'act': 'ACT',
+    'rasp': 'RASP',
+    'looped': 'Looped transformers',
+    'sudoku': 'Sudoku',
+    'recurrence': 'Recurrence',
+    'report': 'Reports and the atlas',
+    'cli': 'Command line',
+}
+MAIN = (
+    'act.model',
+    'rasp.ops',
+    'looped.model',
+    'sudoku.rrn',
+    'sudoku.deq',
+    'sudoku.pgadj',
+    'sudoku.trm',
+    'recurrence.model',
+    'report.atlas',
+)
+
+
+def package(page):
+    "The package of a page named after its module (`act` of `act.tried`); None for other pages."
+    first = page.split('.')[0]
+    return first if first in FAMILIES or '.' in page else None
+
+
+def nav(ps):
+    "mkdocs's nav of the pages `ps`, [(notebook, page, title)], grouped by family."
+    packages = list(dict.fromkeys([*FAMILIES, *sorted({package(p) for _, p, _ in ps} - {None})]))
+    families = list(dict.fromkeys(FAMILIES.get(k, k) for k in packages))
+
+    def order(p):
+        nb, page, _ = p
+        k = package(page)
+        appendix = page.split('.')[-1] == 'tried'
+        main = MAIN.index(page) if page in MAIN else len(MAIN)
+        return families.index(FAMILIES.get(k, k)), appendix, main, packages.index(k), nb
+
+    alone = sorted((p for p in ps if package(p[1]) is None), key=lambda p: (p[1] != 'index', p[0]))
+    out = [{('Home' if page == 'index' else title): f'{page}.ipynb'} for _, page, title in alone]
+    grouped = {}
+    for nb, page, title in sorted((p for p in ps if package(p[1])), key=order):
+        k = package(page)
+        grouped.setdefault(FAMILIES.get(k, k), []).append({title: f'{page}.ipynb'})
+    return out + [{family: items} for family, items in grouped.items()] + [{'API': 'api.md'}]
+
+
 def site():
     "Render every notebook into `docs/` with mkdocs-material and mkdocs-jupyter, plus an API page."
     cfg = get_config()
     ps = pages(site=True)
     _katex()
     (SRC / 'api.md').write_text(api_page(ps))
-    ps = sorted(ps, key=lambda p: p[1] != 'index')
-    nav = [{('Home' if page == 'index' else title): f'{page}.ipynb'} for _, page, title in ps] + [
-        {'API': 'api.md'}
-    ]
     (SRC / 'assets' / 'site.css').write_text(SITE_CSS)
     (SRC / 'assets' / 'figures.js').write_text(FIGURES_JS)
     mk = dict(
@@ -638,7 +697,7 @@ def site():
         site_dir=str(ROOT / cfg.doc_path),
         use_directory_urls=False,
         theme={'name': 'material', 'features': ['navigation.sections']},
-        nav=nav,
+        nav=nav(ps),
         plugins=[
             {'search': {}},
             {

@@ -15,6 +15,8 @@ __all__ = [
     'probe_table',
     'hardware_table',
     'at_a_glance',
+    'first_clauses',
+    'method_row',
     'run_it',
     'gpu_time',
     'checks_line',
@@ -203,22 +205,66 @@ def hardware_table(path, within_h: float = CPU_RUN_H) -> Markdown:
 
 
 # %% ../../nbs/60a_report.tables.ipynb #box1code
+def _one_row(rows, figure, scale=''):
+    "The one row of `rows` with the figure `figure` and `scale` in its scale."
+    found = [r for r in rows if r['figure'] == figure and scale in r['scale']]
+    if len(found) != 1:
+        raise ValueError(f'{len(found)} reproduction rows have the figure {figure!r}, not one')
+    return found[0]
+
+
 def at_a_glance(rows, pick: dict, key: str = None, clauses: int = 2) -> Markdown:
     "The 'At a glance' box: verdict, ours against the paper's and scale of the rows `pick` names."
     if not 1 <= len(pick) <= 6:
         raise ValueError(f'an At a glance box has one to six lines, got {len(pick)}')
     lines = ['**At a glance**', '']
     for figure, label in pick.items():
-        found = [r for r in rows if r['figure'] == figure]
-        if len(found) != 1:
-            raise ValueError(f'{len(found)} reproduction rows have the figure {figure!r}, not one')
-        r = found[0]
+        r = _one_row(rows, figure)
         scale = '; '.join(r['scale'].split('; ')[:clauses])
         lines.append(
             f'- **{r["verdict"]}**, {label}. Ours: {r["ours"]}. '
             f'The paper: {r["paper"]}. Scale: {scale}.'
         )
     return Markdown('\n'.join(lines + ([f'\nKey figure: {key}'] if key else [])))
+
+
+# %% ../../nbs/60a_report.tables.ipynb #land1code
+def _clauses(text: str) -> list:
+    "The parts of `text` that '; ' separates, outside brackets."
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in '([':
+            depth += 1
+        elif ch in ')]':
+            depth -= 1
+        elif depth == 0 and text.startswith('; ', i):
+            out.append(text[start:i])
+            start = i + 2
+    return out + [text[start:]]
+
+
+def first_clauses(text: str, width: int = 120) -> str:
+    "`text` cut after its last whole clause that fits in `width` characters, with '…' if cut."
+    parts = _clauses(text)
+    for n in range(len(parts), 0, -1):
+        cut = '; '.join(parts[:n]) + ('' if n == len(parts) else ' …')
+        if len(cut) <= width:
+            return cut
+    raise ValueError(
+        f'the first clause of {text!r} is over {width} characters: give a shorter text'
+    )
+
+
+def method_row(method: str, rows, figure: str, scale='', paper=None, width: int = 120) -> dict:
+    "A landing row for `method`: the claim and ours of its row `figure`, and its rows' verdicts."
+    r = _one_row(rows, figure, scale)
+    met = sum(x['verdict'] == 'met' for x in rows)
+    return {
+        'method': method,
+        "the paper's claim": first_clauses(paper or r['paper'], width),
+        'ours': first_clauses(r['ours'], width),
+        'verdict': f'{r["verdict"]} ({met} of {len(rows)} figures met)',
+    }
 
 
 # %% ../../nbs/60a_report.tables.ipynb #box4code
