@@ -12,11 +12,13 @@ NBTIMES := _build/nbtest
 
 .PHONY: install run test sync lint nbtest pytest pytest-site pytest-ddp pytest-kills pytest-registry pytest-rest docs export clean mutate
 
+# --no-compile: pip would byte-compile every module of every package (torch's thousands among them);
+# Python compiles the ones a test imports, once, when it first imports them.
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "$(TORCH)"
-	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	$(PY) -m pip install -q --no-compile --upgrade pip
+	$(PY) -m pip install -q --no-compile "$(TORCH)"
+	$(PY) -m pip install -q --no-compile -e ".[$(EXTRAS)]"
 	touch $@
 
 install: $(BIN)/.installed

@@ -9,6 +9,7 @@ the pages by family. Each check is shown to catch a made-up bad page.
 One screenshot per page and width goes to _build/screenshots/ (with wide_figures.txt, the figures
 wider than 1.5 times the column, which a reader must open to read)."""
 
+import ast
 import base64
 import json
 import os
@@ -322,10 +323,8 @@ class Browser:
         return self.loads.pop(0)
 
     # A phone's scrollbars take no room of the tab's width.
-    def open(self, url, width):
-        "Start loading `url` in a new tab `width` pixels wide; its session and target ids."
-        target = self.send('Target.createTarget', url='about:blank')['targetId']
-        session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
+    def resize(self, session, width):
+        "Make the tab of `session` `width` pixels wide, as a window of that width."
         self.send(
             'Emulation.setDeviceMetricsOverride',
             session,
@@ -334,51 +333,67 @@ class Browser:
             deviceScaleFactor=1,
             mobile=False,
         )
-        if width < 600:
-            self.send('Emulation.setScrollbarsHidden', session, hidden=True)
+        self.send('Emulation.setScrollbarsHidden', session, hidden=width < 600)
+
+    def open(self, url, width):
+        "Start loading `url` in a new tab `width` pixels wide; its session and target ids."
+        target = self.send('Target.createTarget', url='about:blank')['targetId']
+        session = self.send('Target.attachToTarget', targetId=target, flatten=True)['sessionId']
+        self.resize(session, width)
         self.send('Page.enable', session)
         r = self.send('Page.navigate', session, url=url)
         assert 'errorText' not in r, (url, r['errorText'])
         return session, target
 
+    def probe(self, session, url, width, shot):
+        "What PROBE finds in the loaded page of `session`, `width` pixels wide; its screenshot."
+        r = self.send(
+            'Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=PROBE
+        )
+        assert 'exceptionDetails' not in r, (url, r['exceptionDetails'])
+        r = r['result']['value']
+        assert r['href'] == url, (r['href'], url)
+        if width == WIDTHS['desktop']:
+            r['html'] = self.send(
+                'Runtime.evaluate',
+                session,
+                returnByValue=True,
+                expression='document.documentElement.outerHTML',
+            )['result']['value']
+        if shot:
+            clip = dict(x=0, y=0, width=width, height=min(r['height'], MAX_SHOT), scale=1)
+            self.send('Page.bringToFront', session)  # a tab in the background paints nothing
+            data = self.send(
+                'Page.captureScreenshot',
+                session,
+                format='jpeg',
+                quality=70,
+                clip=clip,
+                captureBeyondViewport=True,
+            )['data']
+            shot.write_bytes(base64.b64decode(data))
+        return r | {'width': width}
+
     # {(url, width): what PROBE found, plus the page's HTML at desktop width}; a screenshot of the
-    # page, down to MAX_SHOT pixels, saved as `shot` if given.
+    # page, down to MAX_SHOT pixels, saved as `shot` if given. A page loads once, at the first
+    # width asked for it, then its window is resized to each other width, as a reader's would be.
     def visit(self, jobs, k=2):
         "What PROBE found for each `(url, width, shot)` of `jobs`, `k` pages loading at a time."
-        out, todo, loading = {}, list(jobs), {}
+        by_url = {}
+        for url, width, shot in jobs:
+            by_url.setdefault(url, []).append((width, shot))
+        out, todo, loading = {}, list(by_url.items()), {}
         while todo or loading:
             while todo and len(loading) < k:
-                url, width, shot = todo.pop(0)
-                session, target = self.open(url, width)
-                loading[session] = url, width, shot, target
+                url, views = todo.pop(0)
+                session, target = self.open(url, views[0][0])
+                loading[session] = url, views, target
             session = self.loaded()
-            url, width, shot, target = loading.pop(session)
-            r = self.send(
-                'Runtime.evaluate', session, awaitPromise=True, returnByValue=True, expression=PROBE
-            )
-            assert 'exceptionDetails' not in r, (url, r['exceptionDetails'])
-            r = r['result']['value']
-            assert r['href'] == url, (r['href'], url)
-            if width == WIDTHS['desktop']:
-                r['html'] = self.send(
-                    'Runtime.evaluate',
-                    session,
-                    returnByValue=True,
-                    expression='document.documentElement.outerHTML',
-                )['result']['value']
-            if shot:
-                clip = dict(x=0, y=0, width=width, height=min(r['height'], MAX_SHOT), scale=1)
-                self.send('Page.bringToFront', session)  # a tab in the background paints nothing
-                data = self.send(
-                    'Page.captureScreenshot',
-                    session,
-                    format='jpeg',
-                    quality=70,
-                    clip=clip,
-                    captureBeyondViewport=True,
-                )['data']
-                shot.write_bytes(base64.b64decode(data))
-            out[url, width] = r | {'width': width}
+            url, views, target = loading.pop(session)
+            for n, (width, shot) in enumerate(views):
+                if n:
+                    self.resize(session, width)
+                out[url, width] = self.probe(session, url, width, shot)
             self.send('Target.closeTarget', targetId=target)
         return out
 
@@ -675,3 +690,44 @@ def test_sidebar_groups_pages_by_family(site):
         'ACT opens with act.tried, not act.model',
         'an appendix of ACT is not last',
     ]
+
+
+# nbdev's doc processing executes every cell of a notebook with exports that holds an import and
+# other code (nbdev.processors.exec_show_docs), from the repository's root and without the cells
+# before it: a page's code fails there, or a `#| cuda` cell trains. Its imports go in the page's
+# imports cell instead. Allowed: show_doc cells, and the tracr page's table, read from tests/.
+RUN_BY_THE_BUILD = {'06_train.files.ipynb': 'show_doc(', '29_rasp.tracr.ipynb': 'tracr_record'}
+
+
+def cells_the_build_runs(nbs=ROOT / 'nbs'):
+    "[(notebook, cell index)] of the cells nbdev's doc processing runs that hold more than imports."
+    out = []
+    for p in sorted(nbs.glob('*.ipynb')):
+        cells = json.loads(p.read_text())['cells']
+        srcs = [''.join(c['source']) if c['cell_type'] == 'code' else '' for c in cells]
+        if not any(re.search(r'^#\|\s*export', s, re.M) or 'show_doc' in s for s in srcs):
+            continue  # nbdev processes a notebook's cells only if it documents something
+        for i, s in enumerate(srcs):
+            if 'nbdev_export()' in s or re.search(
+                r'^#\|\s*(export\w*|exec_doc|eval:\s*false)', s, re.M
+            ):
+                continue
+            code = '\n'.join(
+                line for line in s.splitlines() if not line.lstrip().startswith(('%', '!'))
+            )
+            nodes = list(ast.walk(ast.parse(code)))
+            imports = any(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes)
+            if imports and any(isinstance(n, (ast.Expr, ast.Assign)) for n in nodes):
+                if RUN_BY_THE_BUILD.get(p.name, '\0') not in s:
+                    out.append((p.name, i))
+    return out
+
+
+def test_the_docs_build_runs_no_page_code(tmp_path):
+    assert cells_the_build_runs() == []
+    export = dict(cell_type='code', source=['#| export\n', 'import os\n', 'x = 1'])
+    page = dict(
+        cell_type='code', source=['from pathlib import Path\n', "Path('results').iterdir()"]
+    )
+    (tmp_path / 'n.ipynb').write_text(json.dumps(dict(cells=[export, page])))
+    assert cells_the_build_runs(tmp_path) == [('n.ipynb', 1)]

@@ -85,7 +85,8 @@ SITE_CSS = """/* No In [ ]: / Out[ ]: prompts, at any width. */
 
 FIGURES_JS = """\
 // A figure shrunk to fit the column opens at its natural width on a click, scrolling in its own
-// box.
+// box: marked when the page loads and again when the window narrows (a phone turned, a window
+// made smaller).
 function zoomable(img) {
   const shrunk = img.naturalWidth > img.clientWidth + 1;
   if (shrunk || img.classList.contains('zoomed')) {
@@ -93,8 +94,9 @@ function zoomable(img) {
     img.title = 'Click to see it at full size';
   }
 }
-window.addEventListener('load', () =>
-  document.querySelectorAll('.md-content img').forEach(zoomable));
+const markFigures = () => document.querySelectorAll('.md-content img').forEach(zoomable);
+window.addEventListener('load', markFigures);
+window.addEventListener('resize', markFigures);
 document.addEventListener('click', e => {
   const img = e.target.closest('img.zoomable');
   if (img) img.classList.toggle('zoomed');
