@@ -46,7 +46,7 @@ def _logged(R, run) -> list:
 
 
 def reproduction(results) -> list:
-    "The rows of Bai et al. (2019, 2021), Geng et al. (2021) and 'Wrapping Up', from `results`/deq."
+    "The reproduction rows of the DEQ papers and of Ahegbebu (2021), from `results`/deq."
     R, pct = family_results(results, 'deq'), lambda x: f'{100 * x:.1f}%'
     summary = lambda run: load_json(R / run / 'summary.json')
     config = lambda run: load_json(R / run / 'config.json')['config']

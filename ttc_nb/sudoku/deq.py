@@ -28,9 +28,9 @@ def capped_lstm(cell: torch.nn.LSTMCell, u, h, s, forget_max: float = 1.0):
     "The LSTM cell's update (h, s) from input `u` and state (h, s), forget gate times `forget_max`."
     i, f, c, o = (
         F.linear(u, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)
-    ).chunk(4, -1)
-    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()
-    return o.sigmoid() * s.tanh(), s
+    ).chunk(4, -1)  # the input, forget, candidate and output gates, before their squashing
+    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()  # s ← φ ⊙ s + i ⊙ c, φ = φ_max σ(f)
+    return o.sigmoid() * s.tanh(), s  # h = σ(o) ⊙ tanh(s)
 
 
 # %% ../../nbs/43_sudoku.deq.ipynb #75339eeb
@@ -67,16 +67,17 @@ class DEQRRN(RRN):
 @patch
 def init(self: DEQRRN, e):
     "The solver's start z_0 = [x; 0]: the RRN's first state, h^0 = x and s^0 = 0, stacked."
-    return torch.cat(RRN.init(self, e), -1)
+    return torch.cat(RRN.init(self, e), -1)  # z_0 = [h^0; s^0]
 
 
 @patch
 def step(self: DEQRRN, z, e):
     "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` if below 1."
     if self.forget_max == 1:
-        return torch.cat(RRN.step(self, z.chunk(2, -1), e), -1)
+        return torch.cat(RRN.step(self, z.chunk(2, -1), e), -1)  # f_θ(z; x), the RRN's own step
     h, s = z.chunk(2, -1)
-    return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
+    u = self.cell_input(h, e)  # g's input MLP on [x_j, m_j], m_j the messages to cell j
+    return torch.cat(capped_lstm(self.g, u, h, s, self.forget_max), -1)  # φ ≤ φ_max < 1
 
 
 @patch
@@ -89,6 +90,7 @@ def readout(self: DEQRRN, z):
 @patch
 def equilibrium(self: DEQRRN, e, max_iter: int = None, each=None, **solver):
     "Solve z = f(z; x) for encoded puzzles `e`, by the model's solver settings or `solver`."
+    # z* = f_θ(z*; x), the root of g(z) = f_θ(z; x) - z (Bai, Kolter and Koltun (2019)), from z_0
     return fixed_point(
         lambda z: self.step(z, e),
         self.init(e),
@@ -135,7 +137,7 @@ BACKWARDS = ('implicit', 'phantom', 'unrolled')
 def _solve_forward(model, e, iters: int, keep: bool = False):
     "The forward solve for z*, without a graph: its `Solution`, its iterates if `keep`, its logs."
     seen = []
-    with torch.no_grad():
+    with torch.no_grad():  # no graph: the implicit gradient needs only z*, whatever the depth
         sol = model.equilibrium(e, iters, each=seen.append if keep else None)
     logs = dict(
         iters=sol.iters.float().mean(),
@@ -150,6 +152,7 @@ def _solve_forward(model, e, iters: int, keep: bool = False):
 def _probe_radius(model, e, z_star, probe: int, penalised: bool = False):
     "The power-method radius of J_f at z* of the first `probe` puzzles; a graph if `penalised`."
     ep = tuple(t[:probe] if penalised else t[:probe].detach() for t in e)
+    # ρ(J_f(z*)) by the power method; with a graph, its last product ‖J_fᵀ v‖ is differentiable
     return spectral_radius(lambda z: model.step(z, ep), z_star[:probe], create_graph=penalised)
 
 
@@ -158,11 +161,12 @@ def _jacobian_penalty(f, z, fz=None):
     if fz is None:
         z = z.detach().requires_grad_()
         fz = f(z)
-    return jacobian_frobenius(fz, z).mean() / z[0].numel()
+    return jacobian_frobenius(fz, z).mean() / z[0].numel()  # Bai, Koltun and Kolter (2021)
 
 
 def _fixed_point_correction(f, ce, seen, corrections: int):
     "The cross-entropies `ce` after one step of `f` from `corrections` evenly spaced iterates."
+    # Bai, Geng, Koltun and Kolter (2022): the iterates z^[k] each supervised, here equally
     every = len(seen) // (corrections + 1)  # after iterations every, 2 every, ..., c every
     return [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
 
@@ -194,25 +198,25 @@ def deq_loss(
         if pretraining and pretraining[0]:
             return progressive_loss(model, x, y, pretrain_steps), {}  # the unrolled network
         e = model.encode(x)
-        f = lambda z: model.step(z, e)
-        ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())
+        f = lambda z: model.step(z, e)  # f_θ(·; x)
+        ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())  # ℓ(z)
         if backward == 'unrolled':
             return ce(unrolled(f, model.init(e), iters)), {}
-        sol, seen, logs = _solve_forward(model, e, iters, keep=corrections > 0)
+        sol, seen, logs = _solve_forward(model, e, iters, keep=corrections > 0)  # z* = sol.z
         rho = _probe_radius(model, e, sol.z, probe, penalised=bool(rho_reg))
         logs['rho'] = rho.detach().mean()
-        if backward == 'phantom':
+        if backward == 'phantom':  # Geng et al. (2021): damped steps from z*, differentiated
             z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else:
-            z = f(z_in := sol.z.detach().requires_grad_())  # f(z*), with its graph
-        total = ce(z)
+            z = f(z_in := sol.z.detach().requires_grad_())  # f_θ(z*; x), with its graph
+        total = ce(z)  # ℓ = CE(r(h*), y)
         if jac_reg:
             implicit = backward == 'implicit'
             logs['jac'] = _jacobian_penalty(f, z_in, z) if implicit else _jacobian_penalty(f, sol.z)
-            total = total + jac_reg * logs['jac']
+            total = total + jac_reg * logs['jac']  # + γ ‖J_f(z*)‖_F² / D
         if rho_reg:
-            total = total + rho_reg * F.relu(rho - rho_max).mean()  # pushes rho below rho_max
-        if backward == 'implicit':
+            total = total + rho_reg * F.relu(rho - rho_max).mean()  # + μ max(0, ρ - ρ_max)
+        if backward == 'implicit':  # ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved in backward
             implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:  # fixed-point correction: intermediate estimates, one step each
             ces = _fixed_point_correction(f, ce, seen, corrections)
