@@ -17,6 +17,12 @@ __all__ = [
     'at_a_glance',
     'run_it',
     'gpu_time',
+    'run_config',
+    'run_summary',
+    'band_curve',
+    'validation_log',
+    'largest_fall',
+    'curve_best',
     'checks_line',
 ]
 
@@ -24,7 +30,7 @@ __all__ = [
 import ast
 import json
 from pathlib import Path, PurePath
-from ..train.files import load_json
+from ..train.files import MetricsLog, load_json
 from ..runs.registry import command_sets
 from .costs import CPU_RUN_H
 from ..errors import UsageError
@@ -264,6 +270,40 @@ def gpu_time(path, experiment: str, preset: str = 'gpu', run_dir=None) -> Markdo
         s = load_json(Path(run_dir) / 'summary.json')
         cpu = f'{s["wall_time_s"] / 3600:.1f} h measured on {s["env"]["threads"]} CPU thread'
     return Markdown(f'{gpu}; {cpu}.')
+
+
+# %% ../../nbs/60a_report.tables.ipynb #522a3153
+def run_config(folder, run) -> dict:
+    "The config that run `run` (a folder under `folder`) was trained with, from its config.json."
+    return load_json(Path(folder) / run / 'config.json')['config']
+
+
+def run_summary(folder, run) -> dict:
+    "The summary.json of run `run`, a folder under `folder`."
+    return load_json(Path(folder) / run / 'summary.json')
+
+
+def band_curve(folder, run, band: str) -> dict:
+    "{steps: share solved exactly} of the set `band` in the compute curve of run `run`."
+    return {r['steps']: r['exact'] for r in run_summary(folder, run)['curve'] if r['set'] == band}
+
+
+def validation_log(folder, run) -> dict:
+    "{update: its record} of the validation records (`valid_exact`) in run `run`'s metrics.jsonl."
+    records = MetricsLog(Path(folder) / run / 'metrics.jsonl').read()
+    return {r['update']: r for r in records if 'valid_exact' in r}
+
+
+# %% ../../nbs/60a_report.tables.ipynb #ef964ecd
+def largest_fall(c: dict) -> tuple:
+    "The largest fall of a curve {iterations: accuracy} from any point to a later one, and where."
+    ks = sorted(c)
+    return max((c[a] - c[b], a, b) for i, a in enumerate(ks) for b in ks[i + 1 :])
+
+
+def curve_best(c: dict) -> tuple:
+    "The highest value of a curve {iterations: accuracy}, and the fewest iterations that reach it."
+    return max(c.values()), max(c, key=c.get)
 
 
 # %% ../../nbs/60a_report.tables.ipynb #box10code
