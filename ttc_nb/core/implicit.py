@@ -22,8 +22,10 @@ from .solvers import fixed_point
 def implicit_backward(fz, z, stats: dict = None, **solver):
     "Make the gradient reaching `fz` = f(`z`) the implicit one, solved by `fixed_point(**solver)`."
 
-    def hook(grad):
+    def hook(grad):  # grad = ∂ℓ/∂z*, the gradient that reaches fz = f(z*)
         handle.remove()  # the products below start at fz: no re-entry
+        # uᵀ = uᵀ J_f(z*) + ∂ℓ/∂z*, a linear fixed point solved from u = 0; each evaluation of
+        # the map is one vector-Jacobian product uᵀ J_f (Bai, Kolter and Koltun (2019), 3.1.3)
         sol = fixed_point(
             lambda u: torch.autograd.grad(fz, z, u, retain_graph=True)[0] + grad,
             torch.zeros_like(grad),
@@ -34,7 +36,7 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
                 back_iters=sol.iters.float().mean(),
                 back_unconverged=(~sol.converged).float().mean(),
             )
-        return sol.z
+        return sol.z  # uᵀ = ∂ℓ/∂z* (I - J_f)⁻¹; through f it gives ∂ℓ/∂θ = uᵀ ∂f/∂θ
 
     handle = fz.register_hook(hook)
     return fz
@@ -42,15 +44,16 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
 
 def implicit(f, z_star, stats: dict = None, **solver):
     "f(z*), one evaluation with its graph, whose backward pass gives the implicit gradient."
-    z = z_star.detach().requires_grad_()
+    z = z_star.detach().requires_grad_()  # z*, the root of g(z) = f(z) - z, as a leaf
     return implicit_backward(f(z), z, stats, **solver)
 
 
 def phantom(f, z_star, steps: int = 1, lam: float = 1.0):
     "Geng et al.'s phantom gradient: `steps` damped iterations from z*, backpropagated through."
-    z = z_star.detach()
+    z = z_star.detach()  # from z*, no gradient through the forward solve
+    # Geng et al. (2021): with one step and λ = 1 the gradient has I in place of (I - J_f)⁻¹
     for _ in range(steps):
-        z = lam * f(z) + (1 - lam) * z
+        z = lam * f(z) + (1 - lam) * z  # z ← λ f(z) + (1 - λ) z
     return z
 
 
@@ -58,7 +61,7 @@ def unrolled(f, z0, steps: int):
     "`steps` plain iterations from `z0`, every one backpropagated through."
     z = z0
     for _ in range(steps):
-        z = f(z)
+        z = f(z)  # z_{k+1} = f(z_k), each step's graph kept: memory grows with the steps
     return z
 
 
@@ -68,12 +71,12 @@ def spectral_radius(f, z_star, iters: int = 20, create_graph: bool = False):
     with torch.enable_grad():
         z = z_star.detach().requires_grad_()
         fz = f(z)
-        v = torch.ones_like(z) / math.sqrt(z[0].numel())
+        v = torch.ones_like(z) / math.sqrt(z[0].numel())  # v = 1 / √D: no random draw
         for k in range(1, iters + 1):  # with create_graph, the last product is differentiable in f
             u = torch.autograd.grad(
                 fz, z, v, retain_graph=True, create_graph=create_graph and k == iters
-            )[0]
-            rho = u.flatten(1).norm(dim=1)
+            )[0]  # u = J_fᵀ v
+            rho = u.flatten(1).norm(dim=1)  # ρ(J_f) ≈ ‖J_fᵀ v‖
             v = (u / rho.clamp(min=1e-30).view(-1, *[1] * (u.dim() - 1))).detach()
     return rho if create_graph else rho.detach()
 
@@ -81,10 +84,12 @@ def spectral_radius(f, z_star, iters: int = 20, create_graph: bool = False):
 def jacobian_frobenius(fz, z, samples: int = 1):
     "Hutchinson's estimate, per sample, of ||J||_F^2 for J = d fz / d z: differentiable."
     # fz and z: both (B, ...), in one graph
+    # ‖J‖_F² = E ‖εᵀ J‖² over ε ~ N(0, I), Hutchinson's estimator; Bai, Koltun and Kolter
+    # (2021) add γ ‖J_f‖_F² / D to the loss
     est = 0.0
     for _ in range(samples):
         vjp = torch.autograd.grad(
             fz, z, torch.randn_like(fz), create_graph=True, retain_graph=True
-        )[0]
+        )[0]  # εᵀ J, with its graph: the estimate is differentiable
         est = est + vjp.pow(2).flatten(1).sum(1) / samples
     return est

@@ -19,6 +19,12 @@ __all__ = [
     'method_row',
     'run_it',
     'gpu_time',
+    'run_config',
+    'run_summary',
+    'band_curve',
+    'validation_log',
+    'largest_fall',
+    'curve_best',
     'checks_line',
 ]
 
@@ -26,7 +32,7 @@ __all__ = [
 import ast
 import json
 from pathlib import Path, PurePath
-from ..train.files import load_json
+from ..train.files import MetricsLog, load_json
 from ..runs.registry import command_sets
 from .costs import CPU_RUN_H
 from ..errors import UsageError
@@ -312,6 +318,40 @@ def gpu_time(path, experiment: str, preset: str = 'gpu', run_dir=None) -> Markdo
     return Markdown(f'{gpu}; {cpu}.')
 
 
+# %% ../../nbs/60a_report.tables.ipynb #522a3153
+def run_config(folder, run) -> dict:
+    "The config that run `run` (a folder under `folder`) was trained with, from its config.json."
+    return load_json(Path(folder) / run / 'config.json')['config']
+
+
+def run_summary(folder, run) -> dict:
+    "The summary.json of run `run`, a folder under `folder`."
+    return load_json(Path(folder) / run / 'summary.json')
+
+
+def band_curve(folder, run, band: str) -> dict:
+    "{steps: share solved exactly} of the set `band` in the compute curve of run `run`."
+    return {r['steps']: r['exact'] for r in run_summary(folder, run)['curve'] if r['set'] == band}
+
+
+def validation_log(folder, run) -> dict:
+    "{update: its record} of the validation records (`valid_exact`) in run `run`'s metrics.jsonl."
+    records = MetricsLog(Path(folder) / run / 'metrics.jsonl').read()
+    return {r['update']: r for r in records if 'valid_exact' in r}
+
+
+# %% ../../nbs/60a_report.tables.ipynb #ef964ecd
+def largest_fall(c: dict) -> tuple:
+    "The largest fall of a curve {iterations: accuracy} from any point to a later one, and where."
+    ks = sorted(c)
+    return max((c[a] - c[b], a, b) for i, a in enumerate(ks) for b in ks[i + 1 :])
+
+
+def curve_best(c: dict) -> tuple:
+    "The highest value of a curve {iterations: accuracy}, and the fewest iterations that reach it."
+    return max(c.values()), max(c, key=c.get)
+
+
 # %% ../../nbs/60a_report.tables.ipynb #box10code
 TESTS = ('test_eq', 'test_close', 'test_fail', 'test_ne')
 
@@ -345,17 +385,97 @@ def _paths(tree):
             yield n.value
 
 
-def checks_line(notebook, heading: str, runs) -> Markdown:
-    "How many checks the code under `heading` of `notebook` makes, and on which run folders."
-    cells = [c for c in _section(json.loads(Path(notebook).read_text())['cells'], heading)]
+def _joined(node) -> set:
+    "The names that `node` joins onto a path with `/` (`folder / run`)."
+    return {
+        n.right.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) and isinstance(n.right, ast.Name)
+    }
+
+
+def _readers(tree) -> dict:
+    "{name: the place of its run argument} of the functions `tree` defines to read a run's files."
+    # a reader joins an argument onto a path, or passes it on to a reader; partial(f, folder) is one
+    readers = {}
+    for _ in range(2):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef):
+                name, args, body = n.name, n.args.args, n
+            elif isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name):
+                name, v = n.targets[0].id, n.value
+                if isinstance(v, ast.Call) and getattr(v.func, 'id', '') == 'partial':
+                    readers[name] = 0 if len(v.args) == 2 else None
+                    continue
+                if not isinstance(v, ast.Lambda):
+                    continue
+                args, body = v.args.args, v.body
+            else:
+                continue
+            used = _joined(body) | {
+                c.args[readers[c.func.id]].id
+                for c in ast.walk(body)
+                if isinstance(c, ast.Call)
+                and readers.get(getattr(c.func, 'id', None)) is not None
+                and len(c.args) > readers[c.func.id]
+                and isinstance(c.args[readers[c.func.id]], ast.Name)
+            }
+            runs = [i for i, a in enumerate(args) if a.arg in used]
+            if runs:
+                readers[name] = runs[0]
+    return {k: i for k, i in readers.items() if i is not None}
+
+
+def _named_runs(tree, readers: dict):
+    "The strings of `tree` that name a run: a reader's run argument, or joined onto a path."
+    loops = {  # a loop's variable: the strings it runs over
+        n.target.id: [e.value for e in n.iter.elts if isinstance(e, ast.Constant)]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.For, ast.comprehension))
+        and isinstance(n.target, ast.Name)
+        and isinstance(n.iter, (ast.Tuple, ast.List, ast.Set))
+    }
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and getattr(n.func, 'id', None) in readers:
+            k = readers[n.func.id]
+            a = n.args[k] if len(n.args) > k else None
+            if isinstance(a, ast.Constant):
+                yield a.value
+            elif isinstance(a, ast.Name):
+                yield from loops.get(a.id, [])
+    for name in _joined(tree):
+        yield from loops.get(name, [])
+
+
+def _code(cells) -> str:
+    "The code of `cells`, but for IPython's magics (lines that start with `%`)."
     code = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'code')
-    tree = ast.parse('\n'.join(s for s in code.splitlines() if not s.lstrip().startswith('%')))
+    return '\n'.join(s for s in code.splitlines() if not s.lstrip().startswith('%'))
+
+
+def checks_line(notebook, heading: str, runs) -> Markdown:
+    "How many checks the code under `heading` of `notebook` makes, on which run folders and files."
+    tree = ast.parse(_code(_section(json.loads(Path(notebook).read_text())['cells'], heading)))
     n = sum(
         isinstance(t, ast.Assert)
         or (isinstance(t, ast.Call) and getattr(t.func, 'id', None) in TESTS)
         for t in ast.walk(tree)
     )
     names = {p.name for p in Path(runs).iterdir() if p.is_dir()}
-    found = sorted({p for s in _paths(tree) for p in PurePath(s).parts[:3] if p in names})
-    where = ', '.join(f'`{f}/`' for f in found) or 'no folder'
-    return Markdown(f"*Checks of this section's figures: {n}, against the runs in {where}.*")
+    paths = set(_paths(tree))
+    found = {p for s in paths for p in PurePath(s).parts[:3] if p in names}
+    page = ast.parse(_code(json.loads(Path(notebook).read_text())['cells']))
+    found |= {s for s in _named_runs(tree, _readers(page)) if s in names}  # by bare strings
+    here = Path(notebook).parent
+    files = sorted(
+        s
+        for s in paths
+        if s.endswith('.json')
+        and not names & set(PurePath(s).parts[:3])  # a run's own files count as its folder
+        and ((Path(runs) / s).is_file() or (here / s).is_file())
+    )
+    where = [f'the runs in {", ".join(f"`{f}/`" for f in sorted(found))}'] if found else []
+    if files:
+        where.append(f'the file{"s" * (len(files) > 1)} {", ".join(f"`{f}`" for f in files)}')
+    where = ' and '.join(where) or 'the runs in no folder'
+    return Markdown(f"*Checks of this section's figures: {n}, against {where}.*")

@@ -7,6 +7,7 @@ __all__ = ['BACKWARDS', 'capped_lstm', 'DEQRRN', 'deq_loss', 'gradient_agreement
 
 # %% ../../nbs/43_sudoku.deq.ipynb #8a0cb9df
 import math
+from fastcore.basics import patch
 import torch
 import torch.nn.functional as F
 from ..core.protocol import Thoughts
@@ -27,11 +28,12 @@ def capped_lstm(cell: torch.nn.LSTMCell, u, h, s, forget_max: float = 1.0):
     "The LSTM cell's update (h, s) from input `u` and state (h, s), forget gate times `forget_max`."
     i, f, c, o = (
         F.linear(u, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)
-    ).chunk(4, -1)
-    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()
-    return o.sigmoid() * s.tanh(), s
+    ).chunk(4, -1)  # the input, forget, candidate and output gates, before their squashing
+    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()  # s ← φ ⊙ s + i ⊙ c, φ = φ_max σ(f)
+    return o.sigmoid() * s.tanh(), s  # h = σ(o) ⊙ tanh(s)
 
 
+# %% ../../nbs/43_sudoku.deq.ipynb #75339eeb
 class DEQRRN(RRN):
     "The RRN solved to its fixed point z = f(z; x), f one RRN step on the state z = [h; s]."
 
@@ -60,63 +62,116 @@ class DEQRRN(RRN):
         self.solver = dict(method=method, tol=tol, m=m, fallback=fallback)
         self.max_iter = max_iter
 
-    def init(self, e):
-        "The solver's start z_0 = [x; 0]: the RRN's first state, h^0 = x and s^0 = 0, stacked."
-        return torch.cat(super().init(e), -1)
 
-    def step(self, z, e):
-        "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` if below 1."
-        if self.forget_max == 1:
-            return torch.cat(super().step(z.chunk(2, -1), e), -1)
-        h, s = z.chunk(2, -1)
-        return torch.cat(capped_lstm(self.g, self.cell_input(h, e), h, s, self.forget_max), -1)
+# %% ../../nbs/43_sudoku.deq.ipynb #52bd163a
+@patch
+def init(self: DEQRRN, e):
+    "The solver's start z_0 = [x; 0]: the RRN's first state, h^0 = x and s^0 = 0, stacked."
+    return torch.cat(RRN.init(self, e), -1)  # z_0 = [h^0; s^0]
 
-    def readout(self, z):
-        "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the h half of z."
-        return self.r(z.chunk(2, -1)[0])
 
-    def equilibrium(self, e, max_iter: int = None, each=None, **solver):
-        "Solve z = f(z; x) for encoded puzzles `e`, by the model's solver settings or `solver`."
-        return fixed_point(
-            lambda z: self.step(z, e),
-            self.init(e),
-            max_iter=max_iter or self.max_iter,
-            each=each,
-            **self.solver | solver,
-        )
+@patch
+def step(self: DEQRRN, z, e):
+    "f(z; x): one RRN step on z = [h; s], its forget gates scaled by `forget_max` if below 1."
+    if self.forget_max == 1:
+        return torch.cat(RRN.step(self, z.chunk(2, -1), e), -1)  # f_θ(z; x), the RRN's own step
+    h, s = z.chunk(2, -1)
+    u = self.cell_input(h, e)  # g's input MLP on [x_j, m_j], m_j the messages to cell j
+    return torch.cat(capped_lstm(self.g, u, h, s, self.forget_max), -1)  # φ ≤ φ_max < 1
 
-    def forward(self, x, steps: int = None):
-        "Each iteration's prediction, up to `steps` or `max_iter`; aux: iters, residual, converged."
-        if steps is not None and steps < 1:
-            raise ValueError(f'steps must be at least 1, got {steps}')
-        preds = []
-        sol = self.equilibrium(self.encode(x), steps, each=lambda z: preds.append(self.readout(z)))
-        preds += preds[-1:] * ((steps or 0) - len(preds))  # converged: the answer stays
-        return Thoughts(
-            torch.stack(preds),
-            dict(iters=sol.iters, residual=sol.residual, converged=sol.converged),
-        )
 
-    def predictions_at(self, x, steps):
-        "{n: the prediction after n iterations} for each n of `steps`, as `forward` gives them."
-        want, out, last, t = set(steps), {}, [None], [0]
+@patch
+def readout(self: DEQRRN, z):
+    "The digit logits o_j = r(h_j) (B, N, n) of every cell, from the h half of z."
+    return self.r(z.chunk(2, -1)[0])
 
-        def each(z):
-            t[0] += 1
-            last[0] = self.readout(z)
-            if t[0] in want:
-                out[t[0]] = last[0]
 
-        self.equilibrium(self.encode(x), max(steps), each=each)
-        return {
-            n: out.get(n, last[0]) for n in sorted(want)
-        }  # converged before n: the answer stays
+# %% ../../nbs/43_sudoku.deq.ipynb #ab4e9777
+@patch
+def equilibrium(self: DEQRRN, e, max_iter: int = None, each=None, **solver):
+    "Solve z = f(z; x) for encoded puzzles `e`, by the model's solver settings or `solver`."
+    # z* = f_θ(z*; x), the root of g(z) = f_θ(z; x) - z (Bai, Kolter and Koltun (2019)), from z_0
+    return fixed_point(
+        lambda z: self.step(z, e),
+        self.init(e),
+        max_iter=max_iter or self.max_iter,
+        each=each,
+        **self.solver | solver,
+    )
+
+
+@patch
+def forward(self: DEQRRN, x, steps: int = None):
+    "Each iteration's prediction, up to `steps` or `max_iter`; aux: iters, residual, converged."
+    if steps is not None and steps < 1:
+        raise ValueError(f'steps must be at least 1, got {steps}')
+    preds = []
+    sol = self.equilibrium(self.encode(x), steps, each=lambda z: preds.append(self.readout(z)))
+    preds += preds[-1:] * ((steps or 0) - len(preds))  # converged: the answer stays
+    return Thoughts(
+        torch.stack(preds),
+        dict(iters=sol.iters, residual=sol.residual, converged=sol.converged),
+    )
+
+
+# %% ../../nbs/43_sudoku.deq.ipynb #72d31b1a
+@patch
+def predictions_at(self: DEQRRN, x, steps):
+    "{n: the prediction after n iterations} for each n of `steps`, as `forward` gives them."
+    want, out, last, t = set(steps), {}, [None], [0]
+
+    def each(z):
+        t[0] += 1
+        last[0] = self.readout(z)
+        if t[0] in want:
+            out[t[0]] = last[0]
+
+    self.equilibrium(self.encode(x), max(steps), each=each)
+    return {n: out.get(n, last[0]) for n in sorted(want)}  # converged before n: the answer stays
 
 
 # %% ../../nbs/43_sudoku.deq.ipynb #1cd35dbe
 BACKWARDS = ('implicit', 'phantom', 'unrolled')
 
 
+def _solve_forward(model, e, iters: int, keep: bool = False):
+    "The forward solve for z*, without a graph: its `Solution`, its iterates if `keep`, its logs."
+    seen = []
+    with torch.no_grad():  # no graph: the implicit gradient needs only z*, whatever the depth
+        sol = model.equilibrium(e, iters, each=seen.append if keep else None)
+    logs = dict(
+        iters=sol.iters.float().mean(),
+        residual=sol.residual.mean(),
+        unconverged=(~sol.converged).float().mean(),
+        back_iters=math.nan,
+        back_unconverged=math.nan,
+    )  # the backward pass fills these in, before fit reads them
+    return sol, seen, logs
+
+
+def _probe_radius(model, e, z_star, probe: int, penalised: bool = False):
+    "The power-method radius of J_f at z* of the first `probe` puzzles; a graph if `penalised`."
+    ep = tuple(t[:probe] if penalised else t[:probe].detach() for t in e)
+    # ρ(J_f(z*)) by the power method; with a graph, its last product ‖J_fᵀ v‖ is differentiable
+    return spectral_radius(lambda z: model.step(z, ep), z_star[:probe], create_graph=penalised)
+
+
+def _jacobian_penalty(f, z, fz=None):
+    "Hutchinson's ||J_f||_F^2 / D at z* = `z`, per puzzle, on `fz` = f(z) if given, else anew."
+    if fz is None:
+        z = z.detach().requires_grad_()
+        fz = f(z)
+    return jacobian_frobenius(fz, z).mean() / z[0].numel()  # Bai, Koltun and Kolter (2021)
+
+
+def _fixed_point_correction(f, ce, seen, corrections: int):
+    "The cross-entropies `ce` after one step of `f` from `corrections` evenly spaced iterates."
+    # Bai, Geng, Koltun and Kolter (2022): the iterates z^[k] each supervised, here equally
+    every = len(seen) // (corrections + 1)  # after iterations every, 2 every, ..., c every
+    return [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
+
+
+# %% ../../nbs/43_sudoku.deq.ipynb #b2784fba
 def deq_loss(
     backward: str = 'implicit',
     iters: int = 30,
@@ -143,47 +198,28 @@ def deq_loss(
         if pretraining and pretraining[0]:
             return progressive_loss(model, x, y, pretrain_steps), {}  # the unrolled network
         e = model.encode(x)
-        f = lambda z: model.step(z, e)
-        ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())
+        f = lambda z: model.step(z, e)  # f_θ(·; x)
+        ce = lambda z: F.cross_entropy(model.readout(z).flatten(0, -2), y.flatten())  # ℓ(z)
         if backward == 'unrolled':
             return ce(unrolled(f, model.init(e), iters)), {}
-        seen = []
-        with torch.no_grad():
-            sol = model.equilibrium(e, iters, each=seen.append if corrections else None)
-        logs = dict(
-            iters=sol.iters.float().mean(),
-            residual=sol.residual.mean(),
-            unconverged=(~sol.converged).float().mean(),
-            back_iters=math.nan,
-            back_unconverged=math.nan,
-        )  # the backward pass fills these in, before fit reads them
-        ep = tuple(t[:probe] if rho_reg else t[:probe].detach() for t in e)
-        rho = spectral_radius(
-            lambda z: model.step(z, ep), sol.z[:probe], create_graph=bool(rho_reg)
-        )
+        sol, seen, logs = _solve_forward(model, e, iters, keep=corrections > 0)  # z* = sol.z
+        rho = _probe_radius(model, e, sol.z, probe, penalised=bool(rho_reg))
         logs['rho'] = rho.detach().mean()
-        if backward == 'phantom':
+        if backward == 'phantom':  # Geng et al. (2021): damped steps from z*, differentiated
             z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else:
-            z = f(z_in := sol.z.detach().requires_grad_())  # f(z*), with its graph
-        total = ce(z)
+            z = f(z_in := sol.z.detach().requires_grad_())  # f_θ(z*; x), with its graph
+        total = ce(z)  # ℓ = CE(r(h*), y)
         if jac_reg:
-            if backward == 'implicit':
-                zj, fzj = z_in, z
-            else:
-                zj = sol.z.detach().requires_grad_()
-                fzj = f(zj)
-            logs['jac'] = jacobian_frobenius(fzj, zj).mean() / zj[0].numel()
-            total = total + jac_reg * logs['jac']
+            implicit = backward == 'implicit'
+            logs['jac'] = _jacobian_penalty(f, z_in, z) if implicit else _jacobian_penalty(f, sol.z)
+            total = total + jac_reg * logs['jac']  # + γ ‖J_f(z*)‖_F² / D
         if rho_reg:
-            total = (
-                total + rho_reg * F.relu(rho - rho_max).mean()
-            )  # the radius pushed below rho_max
-        if backward == 'implicit':
+            total = total + rho_reg * F.relu(rho - rho_max).mean()  # + μ max(0, ρ - ρ_max)
+        if backward == 'implicit':  # ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved in backward
             implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:  # fixed-point correction: intermediate estimates, one step each
-            every = len(seen) // (corrections + 1)  # after iterations every, 2 every, ..., c every
-            ces = [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
+            ces = _fixed_point_correction(f, ce, seen, corrections)
             total = (total + sum(ces)) / (1 + len(ces))
         return total, logs
 
