@@ -333,7 +333,8 @@ class Browser:
             deviceScaleFactor=1,
             mobile=False,
         )
-        self.send('Emulation.setScrollbarsHidden', session, hidden=width < 600)
+        if width < 600:
+            self.send('Emulation.setScrollbarsHidden', session, hidden=True)
 
     def open(self, url, width):
         "Start loading `url` in a new tab `width` pixels wide; its session and target ids."
@@ -375,25 +376,19 @@ class Browser:
         return r | {'width': width}
 
     # {(url, width): what PROBE found, plus the page's HTML at desktop width}; a screenshot of the
-    # page, down to MAX_SHOT pixels, saved as `shot` if given. A page loads once, at the first
-    # width asked for it, then its window is resized to each other width, as a reader's would be.
+    # page, down to MAX_SHOT pixels, saved as `shot` if given. Each width loads the page anew in a
+    # tab of that width (a tab resized after its load hung Chromium's screenshot).
     def visit(self, jobs, k=2):
         "What PROBE found for each `(url, width, shot)` of `jobs`, `k` pages loading at a time."
-        by_url = {}
-        for url, width, shot in jobs:
-            by_url.setdefault(url, []).append((width, shot))
-        out, todo, loading = {}, list(by_url.items()), {}
+        out, todo, loading = {}, list(jobs), {}
         while todo or loading:
             while todo and len(loading) < k:
-                url, views = todo.pop(0)
-                session, target = self.open(url, views[0][0])
-                loading[session] = url, views, target
+                url, width, shot = todo.pop(0)
+                session, target = self.open(url, width)
+                loading[session] = url, width, shot, target
             session = self.loaded()
-            url, views, target = loading.pop(session)
-            for n, (width, shot) in enumerate(views):
-                if n:
-                    self.resize(session, width)
-                out[url, width] = self.probe(session, url, width, shot)
+            url, width, shot, target = loading.pop(session)
+            out[url, width] = self.probe(session, url, width, shot)
             self.send('Target.closeTarget', targetId=target)
         return out
 
