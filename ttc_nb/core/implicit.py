@@ -24,8 +24,9 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
 
     def hook(grad):  # grad = ∂ℓ/∂z*, the gradient that reaches fz = f(z*)
         handle.remove()  # the products below start at fz: no re-entry
-        # uᵀ = uᵀ J_f(z*) + ∂ℓ/∂z*, a linear fixed point solved from u = 0; each evaluation of
-        # the map is one vector-Jacobian product uᵀ J_f (Bai, Kolter and Koltun (2019), 3.1.3)
+        # uᵀ = uᵀ J_f(z*) + ∂ℓ/∂z*, a linear fixed point solved from u = 0;
+        # each evaluation of the map is one vector-Jacobian product uᵀ J_f
+        # (Bai, Kolter and Koltun (2019), 3.1.3)
         sol = fixed_point(
             lambda u: torch.autograd.grad(fz, z, u, retain_graph=True)[0] + grad,
             torch.zeros_like(grad),
@@ -36,7 +37,8 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
                 back_iters=sol.iters.float().mean(),
                 back_unconverged=(~sol.converged).float().mean(),
             )
-        return sol.z  # uᵀ = ∂ℓ/∂z* (I - J_f)⁻¹; through f it gives ∂ℓ/∂θ = uᵀ ∂f/∂θ
+        # uᵀ = ∂ℓ/∂z* (I - J_f)⁻¹; through f it gives ∂ℓ/∂θ = uᵀ ∂f/∂θ
+        return sol.z
 
     handle = fz.register_hook(hook)
     return fz
@@ -84,8 +86,8 @@ def spectral_radius(f, z_star, iters: int = 20, create_graph: bool = False):
 def jacobian_frobenius(fz, z, samples: int = 1):
     "Hutchinson's estimate, per sample, of ||J||_F^2 for J = d fz / d z: differentiable."
     # fz and z: both (B, ...), in one graph
-    # ‖J‖_F² = E ‖εᵀ J‖² over ε ~ N(0, I), Hutchinson's estimator; Bai, Koltun and Kolter
-    # (2021) add γ ‖J_f‖_F² / D to the loss
+    # ‖J‖_F² = E ‖εᵀ J‖² over ε ~ N(0, I), Hutchinson's estimator;
+    # Bai, Koltun and Kolter (2021) add γ ‖J_f‖_F² / D to the loss
     est = 0.0
     for _ in range(samples):
         vjp = torch.autograd.grad(

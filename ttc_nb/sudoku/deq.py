@@ -29,7 +29,8 @@ def capped_lstm(cell: torch.nn.LSTMCell, u, h, s, forget_max: float = 1.0):
     i, f, c, o = (
         F.linear(u, cell.weight_ih, cell.bias_ih) + F.linear(h, cell.weight_hh, cell.bias_hh)
     ).chunk(4, -1)  # the input, forget, candidate and output gates, before their squashing
-    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()  # s ← φ ⊙ s + i ⊙ c, φ = φ_max σ(f)
+    # s ← φ ⊙ s + i ⊙ c, with the forget gate capped: φ = φ_max σ(f)
+    s = forget_max * f.sigmoid() * s + i.sigmoid() * c.tanh()
     return o.sigmoid() * s.tanh(), s  # h = σ(o) ⊙ tanh(s)
 
 
@@ -152,7 +153,8 @@ def _solve_forward(model, e, iters: int, keep: bool = False):
 def _probe_radius(model, e, z_star, probe: int, penalised: bool = False):
     "The power-method radius of J_f at z* of the first `probe` puzzles; a graph if `penalised`."
     ep = tuple(t[:probe] if penalised else t[:probe].detach() for t in e)
-    # ρ(J_f(z*)) by the power method; with a graph, its last product ‖J_fᵀ v‖ is differentiable
+    # ρ(J_f(z*)) by the power method; with a graph, its last product ‖J_fᵀ v‖
+    # is differentiable
     return spectral_radius(lambda z: model.step(z, ep), z_star[:probe], create_graph=penalised)
 
 
@@ -216,7 +218,8 @@ def deq_loss(
             total = total + jac_reg * logs['jac']  # + γ ‖J_f(z*)‖_F² / D
         if rho_reg:
             total = total + rho_reg * F.relu(rho - rho_max).mean()  # + μ max(0, ρ - ρ_max)
-        if backward == 'implicit':  # ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved in backward
+        # implicit: ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved backward
+        if backward == 'implicit':
             implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:  # fixed-point correction: intermediate estimates, one step each
             ces = _fixed_point_correction(f, ce, seen, corrections)
