@@ -40,12 +40,23 @@ def ttc_start(*args, stdout=None, stderr=None):
     return forks.Forked([*map(str, args)], env, stdout=stdout, stderr=stderr)
 
 
+# A bound on a hang, not a speed test: CI's six streams share two cores, and a run that writes its
+# first checkpoint in seconds alone has taken over two minutes there.
+FIRST_CHECKPOINT_S = 600
+
+
+def wait_for_checkpoint(p, out):
+    "Wait until `p`, a `ttc run --out out`, has written its first checkpoint in `out`."
+    deadline = time.time() + FIRST_CHECKPOINT_S
+    while not (out / 'checkpoint.pt').exists():
+        assert p.poll() is None, 'run ended before its first checkpoint'
+        assert time.time() < deadline, f'no checkpoint after {FIRST_CHECKPOINT_S} s'
+        time.sleep(0.01)
+
+
 def kill_after_checkpoint(p, out, delay=0.0, sig=signal.SIGKILL):
     "Send `sig` to `p`, a `ttc run --out out`, `delay` seconds after its first checkpoint in `out`."
-    deadline = time.time() + 120
-    while not (out / 'checkpoint.pt').exists():
-        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
-        time.sleep(0.01)
+    wait_for_checkpoint(p, out)
     time.sleep(delay)
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
     p.send_signal(sig)

@@ -10,7 +10,7 @@ import sys
 import time
 import pytest
 import torch
-from conftest import TTC, concurrently, ttc
+from conftest import TTC, concurrently, ttc, wait_for_checkpoint
 from test_resume import (
     UPDATES,
     kill_delay,
@@ -56,7 +56,7 @@ def one_update_params(tmp_path, how, launcher):
         capture_output=True,
         text=True,
         env=ENV,
-        timeout=300,
+        timeout=600,
     )
     assert r.returncode == 0, r.stderr
     return torch.load(out / 'checkpoint.pt', weights_only=True)['model'], [
@@ -103,7 +103,7 @@ def test_leave_exits_at_once_with_the_code(tmp_path, code):
         capture_output=True,
         text=True,
         env=ENV,
-        timeout=300,
+        timeout=600,
     )
     assert (r.returncode == 0) == (code == 0), r.stderr
     out = r.stdout + r.stderr
@@ -213,10 +213,7 @@ def test_sigkill_two_processes_then_resume(reference, tmp_path):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )  # torchrun and its processes: one process group
-    deadline = time.time() + 120
-    while not (out / 'checkpoint.pt').exists():
-        assert p.poll() is None and time.time() < deadline, 'run ended before its first checkpoint'
-        time.sleep(0.01)
+    wait_for_checkpoint(p, out)
     time.sleep(kill_delay(reference, 0))
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
     os.killpg(p.pid, signal.SIGKILL)

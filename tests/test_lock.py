@@ -17,7 +17,7 @@ ONE_CKPT = ['--set', f'ckpt_every={UPDATES}']
 
 def one_trained(procs, out):
     "Of `procs`, started together, one exits 0 and the others exit 2 in one line that names it."
-    errs = [p.communicate(timeout=300)[1] for p in procs]
+    errs = [p.communicate(timeout=600)[1] for p in procs]
     assert sorted(p.returncode for p in procs) == [0] + [2] * (len(procs) - 1), errs
     winner = next(p for p in procs if p.returncode == 0)
     refusal = (

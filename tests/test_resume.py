@@ -144,7 +144,7 @@ def test_sigterm_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
     out = tmp_path / 'term'
     p = ttc_start(*args, '--out', out)
     kill_after_checkpoint(p, out, 0.2, signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
+    _, err = p.communicate(timeout=600)
     assert p.returncode == 0 and err.startswith('ttc: SIGTERM received: stopped at update '), err
     stopped_then_resumed(out, ref, args)
 
