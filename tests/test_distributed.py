@@ -95,17 +95,18 @@ print('after leave')
 """
 
 
-@pytest.mark.parametrize('code', [0, 3])
-def test_leave_exits_at_once_with_the_code(tmp_path, code):
+# With code 0 as well: every launch below that ends in leave() must exit 0 (each torchrun launch
+# costs about 17 CPU-s, the processes' imports).
+def test_leave_exits_at_once_with_the_code(tmp_path):
     (tmp_path / 'leaver.py').write_text(LEAVER)
     r = subprocess.run(
-        [*TORCHRUN, str(tmp_path / 'leaver.py'), str(code)],
+        [*TORCHRUN, str(tmp_path / 'leaver.py'), '3'],
         capture_output=True,
         text=True,
         env=ENV,
         timeout=600,
     )
-    assert (r.returncode == 0) == (code == 0), r.stderr
+    assert r.returncode != 0, r.stderr
     out = r.stdout + r.stderr
     assert 'process 0 of 2 trained' in out and 'process 1 of 2 trained' in out, out
     assert 'teardown ran' not in out and 'after leave' not in out, out

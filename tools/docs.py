@@ -380,12 +380,16 @@ def _katex():
             t.extractall(BUILD / 'katex-pkg', filter='data')
         shutil.copytree(BUILD / 'katex-pkg' / 'package' / 'dist', cache, dirs_exist_ok=True)
     shutil.copytree(cache, dest, ignore=shutil.ignore_patterns(*NOT_PAGES))
+    # mkdocs-jupyter loads it too, as its MathJax: a notebook's page runs it twice, and renders once.
     math_js = """\
-document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
-  delimiters: [{left: "$$", right: "$$", display: true}, {left: "$", right: "$", display: false},
-               {left: "\\\\[", right: "\\\\]", display: true},
-               {left: "\\\\(", right: "\\\\)", display: false}],
-  ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code"], throwOnError: false}));
+if (!window.mathOnLoad) {
+  window.mathOnLoad = true;
+  document.addEventListener("DOMContentLoaded", () => renderMathInElement(document.body, {
+    delimiters: [{left: "$$", right: "$$", display: true}, {left: "$", right: "$", display: false},
+                 {left: "\\\\[", right: "\\\\]", display: true},
+                 {left: "\\\\(", right: "\\\\)", display: false}],
+    ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code"], throwOnError: false}));
+}
 """
     (SRC / 'assets' / 'math.js').write_text(math_js)
 
