@@ -5,7 +5,7 @@ Beside it, the reference interpreter's, in the same process. Writes JSON.
 Three figures of ours, each the median of --reps runs: parsing and building the program's graph,
 evaluating the built graph on the input, and both together (what `ttc rasp` does). Target: both
 together in under 50 ms. With --reference, the reference interpreter (Weiss, Goldberg and Yahav
-(2021), "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at 61dde62, its folder and the
+2021, "Thinking Like Transformers", arXiv 2106.06981; tech-srl/RASP at 61dde62, its folder and the
 site-packages of a Python with antlr4-python3-runtime==4.9.1 and termcolor) loads the same program,
 and the two evaluate it in turns, each rep on a new input (the reference keeps the last input's
 values), so that both see the same load; the ratio of the medians is the speed-up, whose target is

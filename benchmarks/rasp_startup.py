@@ -4,7 +4,7 @@ All are measured in one run. Writes JSON.
 
 Each command is run --reps times, the three interleaved so that the machine's load falls on all
 alike, and timed from start to exit (as hyperfine does): `ttc rasp -` on a one-line program,
-`ttc --help`, and the reference REPL (Weiss, Goldberg and Yahav (2021), "Thinking Like
+`ttc --help`, and the reference REPL (Weiss, Goldberg and Yahav 2021, "Thinking Like
 Transformers", arXiv 2106.06981; tech-srl/RASP at commit 61dde62) reading `tokens;`.
 The target is ours: `ttc rasp` and `ttc --help` in under 0.5 s.
 Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-python PYTHON

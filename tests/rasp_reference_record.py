@@ -1,6 +1,6 @@
 """Record the reference RASP interpreter's values for the programs of its four example files.
 
-The values are for test_rasp_reference.py. The reference: Weiss, Goldberg and Yahav (2021),
+The values are for test_rasp_reference.py. The reference: Weiss, Goldberg and Yahav 2021,
 "Thinking Like Transformers", arXiv 2106.06981; repository tech-srl/RASP, commit 61dde62, run from
 its own folder. It needs antlr4-python3-runtime==4.9.1 and termcolor. Copies of the four example
 files are the test fixtures in tests/rasp_reference/.

@@ -1,6 +1,6 @@
 """Record tracr's evaluator on every program of tracr's library, for tests/test_rasp_tracr.py.
 
-tracr: Lindner et al. (2023), "Tracr: Compiled Transformers as a Laboratory for Interpretability",
+tracr: Lindner et al. 2023, "Tracr: Compiled Transformers as a Laboratory for Interpretability",
 arXiv 2301.05062; repository google-deepmind/tracr, commit 9ce2b8c. It runs in a virtual environment
 of its own (jax and haiku; see benchmarks/tracr_compare.py for how it was made):
 

@@ -26,7 +26,7 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
         handle.remove()  # the products below start at fz: no re-entry
         # uᵀ = uᵀ J_f(z*) + ∂ℓ/∂z*, a linear fixed point solved from u = 0;
         # each evaluation of the map is one vector-Jacobian product uᵀ J_f
-        # (Bai, Kolter and Koltun (2019), 3.1.3)
+        # (Bai et al. 2019, 3.1.3)
         sol = fixed_point(
             lambda u: torch.autograd.grad(fz, z, u, retain_graph=True)[0] + grad,
             torch.zeros_like(grad),
@@ -53,7 +53,7 @@ def implicit(f, z_star, stats: dict = None, **solver):
 def phantom(f, z_star, steps: int = 1, lam: float = 1.0):
     "Geng et al.'s phantom gradient: `steps` damped iterations from z*, backpropagated through."
     z = z_star.detach()  # from z*, no gradient through the forward solve
-    # Geng et al. (2021): with one step and λ = 1 the gradient has I in place of (I - J_f)⁻¹
+    # Geng et al. 2021: with one step and λ = 1 the gradient has I in place of (I - J_f)⁻¹
     for _ in range(steps):
         z = lam * f(z) + (1 - lam) * z  # z ← λ f(z) + (1 - λ) z
     return z
@@ -87,7 +87,7 @@ def jacobian_frobenius(fz, z, samples: int = 1):
     "Hutchinson's estimate, per sample, of ||J||_F^2 for J = d fz / d z: differentiable."
     # fz and z: both (B, ...), in one graph
     # ‖J‖_F² = E ‖εᵀ J‖² over ε ~ N(0, I), Hutchinson's estimator;
-    # Bai, Koltun and Kolter (2021) add γ ‖J_f‖_F² / D to the loss
+    # Bai et al. 2021 add γ ‖J_f‖_F² / D to the loss
     est = 0.0
     for _ in range(samples):
         vjp = torch.autograd.grad(

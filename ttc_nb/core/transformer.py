@@ -122,7 +122,7 @@ class Block(nn.Module):
 
 # %% ../../nbs/02_core.transformer.ipynb #6886aa3e
 def sinusoidal(T: int, C: int) -> torch.Tensor:
-    "The (T, C) sinusoidal position encoding of Vaswani et al. (2017)."
+    "The (T, C) sinusoidal position encoding of Vaswani et al. 2017."
     t, i = torch.arange(T, dtype=torch.float)[:, None], torch.arange(0, C, 2, dtype=torch.float)
     pe = torch.zeros(T, C)
     pe[:, 0::2], pe[:, 1::2] = (

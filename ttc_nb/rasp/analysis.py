@@ -151,7 +151,7 @@ def analyse(target, name: str = None) -> Analysis:
 
 
 # %% ../../nbs/24_rasp.analysis.ipynb #1371b44a
-# Weiss, Goldberg and Yahav (2021), Table 1: (layers, the most heads in a layer) of each program
+# Weiss et al. 2021, Table 1: (layers, the most heads in a layer) of each program
 PAPER_COUNTS = {
     'reverse': (2, 1),
     'hist_bos': (1, 1),

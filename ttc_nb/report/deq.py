@@ -47,7 +47,7 @@ def fixed_point_log(folder, run) -> list:
 
 
 def reproduction(results) -> list:
-    "The reproduction rows of the DEQ papers and of Ahegbebu (2021), from `results`/deq."
+    "The reproduction rows of the DEQ papers and of Ahegbebu 2021, from `results`/deq."
     R, pct = family_results(results, 'deq'), lambda x: f'{100 * x:.1f}%'
     summary = lambda run: load_json(R / run / 'summary.json')
     config = lambda run: load_json(R / run / 'config.json')['config']
@@ -92,7 +92,7 @@ def reproduction(results) -> list:
     above = sum(r['rho'] > 1 for r in ph_log)
     return [
         dict(
-            figure='Bai, Kolter and Koltun (2019), abstract and Table 3: training memory does not '
+            figure='Bai et al. 2019, abstract and Table 3: training memory does not '
             'grow with depth, up to 88% below the explicit network',
             paper='constant in depth; up to 88% less',
             scale=bench_scale,
@@ -108,7 +108,7 @@ def reproduction(results) -> list:
             f's against {sec["rrn", its[0]]:.2f} s at {its[0]} iterations)',
         ),
         dict(
-            figure='Bai, Kolter and Koltun (2019), abstract and section 5: as accurate as the '
+            figure='Bai et al. 2019, abstract and section 5: as accurate as the '
             'weight-tied network of as many parameters',
             paper='on par or better',
             scale=_made(R, 'cpu', 'rrn-cpu'),
@@ -120,8 +120,7 @@ def reproduction(results) -> list:
             'DEQ learned its accuracy unrolled, in pretraining',
         ),
         dict(
-            figure='Bai, Koltun and Kolter (2021), abstract: '
-            'equilibrium models bring potential instability',
+            figure='Bai et al. 2021, abstract: equilibrium models bring potential instability',
             paper='unstable fixed-point solves',
             scale=_made(R, 'no-cure'),
             ours='spectral radius past 1 at update '
@@ -133,7 +132,7 @@ def reproduction(results) -> list:
             'accuracy kept rising: no collapse in 1,000 updates',
         ),
         dict(
-            figure='Bai, Koltun and Kolter (2021), abstract: the Jacobian (Frobenius) penalty '
+            figure='Bai et al. 2021, abstract: the Jacobian (Frobenius) penalty '
             'stabilises the forward and backward solves',
             paper='stable solves',
             scale=_made(R, 'probes/implicit-jac_reg=1', 'probes/phantom-jac_reg=1'),
@@ -147,7 +146,7 @@ def reproduction(results) -> list:
             'converged, but learned slowly',
         ),
         dict(
-            figure='Geng et al. (2021), abstract: the phantom gradient trains about 1.7 times '
+            figure='Geng et al. 2021, abstract: the phantom gradient trains about 1.7 times '
             'faster than the implicit one, as accurately or more',
             paper='backward passes about 1.7x faster, accuracy as good or better',
             scale=_made(R, ph, im),
@@ -160,7 +159,7 @@ def reproduction(results) -> list:
             'point, so it is not the implicit model the paper trains',
         ),
         dict(
-            figure="Ahegbebu (2021), 'Wrapping Up': the DEQ GNN trains faster, is more accurate "
+            figure='Ahegbebu 2021, "Wrapping Up": the DEQ GNN trains faster, is more accurate '
             'and uses less memory than the GNN',
             paper='faster, more accurate, less memory',
             scale=_made(R, 'cpu', 'rrn-cpu'),
@@ -178,7 +177,8 @@ def reproduction(results) -> list:
             'the iterations each was trained for',
         ),
         dict(
-            figure="Ahegbebu (2021), 'Wrapping Up': every training run's accuracy collapsed to "
+            figure='Ahegbebu 2021, "Wrapping Up": every training '
+            "run's accuracy collapsed to "
             'zero, hours into training',
             paper='collapse after hours',
             scale=_made(R, 'no-cure', 'probes/cpu-one-thread'),

@@ -123,7 +123,7 @@ RUN_NOTES = {
 
 # %% ../../nbs/65_report.looped.ipynb #c3581815
 def reproduction(results) -> list:
-    "The reproduction rows of Yang et al. (2024) and Garg et al. (2022), from `results`/looped."
+    "The reproduction rows of Yang et al. 2024 and Garg et al. 2022, from `results`/looped."
     R = family_results(results, 'looped')
     errors = lambda run: load_json(R / run / 'by_k.json')
     config = lambda run: {
@@ -142,7 +142,7 @@ def reproduction(results) -> list:
     ok = lo['mean'][k] <= st['high'][k] and t['err'] <= 0.05 and t['ratio'] <= 2
     rows = [
         dict(
-            figure='Yang et al. (2024), Figure 2, right: linear regression',
+            figure='Yang et al. 2024, Figure 2, right: linear regression',
             paper='one block, looped, matches a 12-block transformer and least squares '
             'with 1/12 of its parameters (d = 20, width 256)',
             ours=f'at k = 2d: looped {lo["mean"][k]:.4f}, 12 blocks {st["mean"][k]:.4f} '
@@ -166,7 +166,7 @@ def reproduction(results) -> list:
     ok = max(t['change'], t10['change']) <= 0.1
     rows.append(
         dict(
-            figure='Yang et al. (2024), Figure 2, left: more loops than trained',
+            figure='Yang et al. 2024, Figure 2, left: more loops than trained',
             paper='trained for 30 loops, the looped model keeps its error '
             'at a fixed point far past them',
             ours='largest change over k ≥ 1 from b to 20b loops: '
@@ -217,7 +217,7 @@ def reproduction(results) -> list:
             )
         rows.append(
             dict(
-                figure=f'Yang et al. (2024), Figure 3: {name}',
+                figure=f'Yang et al. 2024, Figure 3: {name}',
                 paper=f'the looped model {claim}',
                 ours=f'at k = 2d: looped {num(lo["mean"][k])}, standard {num(st["mean"][k])}, '
                 f'best baseline ({best.replace("_", " ")}) {num(bl[best]["mean"][k])}',
@@ -231,7 +231,7 @@ def reproduction(results) -> list:
     ok = ratio <= 2 and st['mean'][k] <= 0.05
     rows.append(
         dict(
-            figure='Garg et al. (2022), Figure 2: linear regression',
+            figure='Garg et al. 2022, Figure 2: linear regression',
             paper='a 12-layer transformer matches least squares '
             'and beats 3-nearest neighbours and averaging '
             '(d = 20)',

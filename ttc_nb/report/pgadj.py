@@ -39,7 +39,7 @@ def _made(R, run) -> str:
 
 
 def reproduction(results) -> list:
-    "The reproduction rows of the 'Wrapping Up' write-up's learned adjacencies, from `results`."
+    "The reproduction rows of the learned adjacencies of Ahegbebu 2021, from `results`."
     R, pct = family_results(results, 'pgadj'), lambda x: f'{100 * x:.1f}%'
     final = lambda run, R=R: {r['set']: r for r in load_json(R / run / 'summary.json')['final']}
     log = lambda run, key: [r[key] for r in MetricsLog(run / 'metrics.jsonl').read() if key in r]

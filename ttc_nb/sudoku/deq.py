@@ -91,7 +91,7 @@ def readout(self: DEQRRN, z):
 @patch
 def equilibrium(self: DEQRRN, e, max_iter: int = None, each=None, **solver):
     "Solve z = f(z; x) for encoded puzzles `e`, by the model's solver settings or `solver`."
-    # z* = f_θ(z*; x), the root of g(z) = f_θ(z; x) - z (Bai, Kolter and Koltun (2019)), from z_0
+    # z* = f_θ(z*; x), the root of g(z) = f_θ(z; x) - z (Bai et al. 2019), from z_0
     return fixed_point(
         lambda z: self.step(z, e),
         self.init(e),
@@ -163,12 +163,12 @@ def _jacobian_penalty(f, z, fz=None):
     if fz is None:
         z = z.detach().requires_grad_()
         fz = f(z)
-    return jacobian_frobenius(fz, z).mean() / z[0].numel()  # Bai, Koltun and Kolter (2021)
+    return jacobian_frobenius(fz, z).mean() / z[0].numel()  # Bai et al. 2021
 
 
 def _fixed_point_correction(f, ce, seen, corrections: int):
     "The cross-entropies `ce` after one step of `f` from `corrections` evenly spaced iterates."
-    # Bai, Geng, Koltun and Kolter (2022): the iterates z^[k] each supervised, here equally
+    # Bai et al. 2022: the iterates z^[k] each supervised, here equally
     every = len(seen) // (corrections + 1)  # after iterations every, 2 every, ..., c every
     return [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
 
@@ -207,7 +207,7 @@ def deq_loss(
         sol, seen, logs = _solve_forward(model, e, iters, keep=corrections > 0)  # z* = sol.z
         rho = _probe_radius(model, e, sol.z, probe, penalised=bool(rho_reg))
         logs['rho'] = rho.detach().mean()
-        if backward == 'phantom':  # Geng et al. (2021): damped steps from z*, differentiated
+        if backward == 'phantom':  # Geng et al. 2021: damped steps from z*, differentiated
             z = phantom(f, sol.z, phantom_steps, phantom_lam)
         else:
             z = f(z_in := sol.z.detach().requires_grad_())  # f_θ(z*; x), with its graph

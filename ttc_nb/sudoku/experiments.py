@@ -694,7 +694,7 @@ _trm_cpu = dict(
     test_steps=(1, 2, 4, 8, 12, 16, 24, 32),
     **HARD_CPU,
 )
-_trm_gpu = dict(  # the paper's: Jolicoeur-Martineau (2025), and the code's Sudoku-Extreme command
+_trm_gpu = dict(  # the paper's: Jolicoeur-Martineau 2025, and the code's Sudoku-Extreme command
     d_model=512,
     layers=2,
     heads=8,
