@@ -66,13 +66,21 @@ class SwiGLU(nn.Module):
 
     def forward(self, h):
         "The MLP at every position of `h` (..., d)."
-        gate, up = self.up(h).chunk(2, -1)
-        return self.down(F.silu(gate) * up)
+        flat = h.reshape(-1, h.shape[-1])
+        gate, up = (self.up.weight @ flat.t()).chunk(2)  # (hidden, positions) each, contiguous
+        return ((F.silu(gate) * up).t() @ self.down.weight.t()).view(h.shape)
+
+    def across(self, h):
+        "The MLP along the first dimension of `h` (d, ...): each column of `h` mixed on its own."
+        gate, up = (self.up.weight @ h.flatten(1)).chunk(2)  # two contiguous halves
+        return (self.down.weight @ (F.silu(gate) * up)).view(h.shape)
 
 
-def rms(h, eps: float = 1e-5):
-    "h / sqrt(mean(h^2) + eps) over the last dimension, without a learned scale."
-    return F.rms_norm(h, (h.shape[-1],), eps=eps)
+def rms(h, dim: int = -1, eps: float = 1e-5):
+    "h / sqrt(mean(h^2) + eps) along dimension `dim`, without a learned scale."
+    if dim in (-1, h.dim() - 1):
+        return F.rms_norm(h, (h.shape[-1],), eps=eps)
+    return h * torch.rsqrt(h.square().mean(dim, keepdim=True) + eps)
 
 
 # %% ../../nbs/44a_sudoku.trm.ipynb #43c3c9cc
@@ -94,10 +102,9 @@ class TinyLayer(nn.Module):
         self.mlp = SwiGLU(d, swiglu_width(d, expansion, multiple))
 
     def forward(self, h):
-        "The layer on `h` (B, length, d)."
-        if self.mixer == 'mlp':
-            ht = h.transpose(1, 2)  # (B, d, length): the norm too is along the positions
-            h = rms(ht + self.mix(ht)).transpose(1, 2)
+        "The layer on `h`: (length, B, d) with the MLP mixer, (B, length, d) with attention."
+        if self.mixer == 'mlp':  # the SwiGLU and the norm after it act along the positions
+            h = rms(h + self.mix.across(h), dim=0)
         else:
             h = rms(h + self.mix(h)[0])
         return rms(h + self.mlp(h))
@@ -126,7 +133,7 @@ class TRM(nn.Module):
         if n < 1 or T < 1 or prefix < 1:
             raise ValueError(f'n, T and prefix must be at least 1, got {n}, {T} and {prefix}')
         self.box, self.digits = tuple(box), geometry(box).n
-        self.d, self.n, self.T, self.prefix = d, n, T, prefix
+        self.d, self.n, self.T, self.prefix, self.mixer = d, n, T, prefix, mixer
         length = prefix + self.digits**2
         self.embed = nn.Embedding(self.digits + 1, d)  # 0 is a blank
         with torch.no_grad():
@@ -184,11 +191,26 @@ def net(self: TRM, h, inject):
 
 
 @patch
+def to_layers(self: TRM, h):
+    "`h` (B, length, d) in the layers' layout: (length, B, d) for the MLP mixer, else as it is."
+    return h.transpose(0, 1).contiguous() if self.mixer == 'mlp' else h
+
+
+@patch
+def from_layers(self: TRM, h):
+    "`h` from the layers' layout to (B, length, d), a view."
+    return h.transpose(0, 1) if self.mixer == 'mlp' else h
+
+
+@patch
 def latent_recursion(self: TRM, x, y, z):
     "n updates z <- f(x + y + z), then y <- f(y + z)."
+    x, y, z = self.to_layers(x), self.to_layers(y), self.to_layers(z)
+    xy = x + y  # y is fixed through the n updates of z
     for _ in range(self.n):
-        z = self.net(z, x + y)
-    return self.net(y, z), z
+        z = self.net(z, xy)
+    y = self.net(y, z)
+    return self.from_layers(y), self.from_layers(z)
 
 
 @patch
