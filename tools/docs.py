@@ -10,6 +10,7 @@ instead.
 """
 
 import ast
+import contextlib
 import dataclasses
 import functools
 import html
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+import jinja2
 import yaml
 import fastcore.docments
 from nbdev.config import get_config
@@ -688,6 +690,54 @@ def nav(ps):
     return out + [{family: items} for family, items in grouped.items()] + [{'API': 'api.md'}]
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    "Jinja's compiled code of each template, in memory, for every environment that shares it."
+
+    def __init__(self):
+        self.code = {}
+
+    def load_bytecode(self, bucket):
+        bucket.code = self.code.get((bucket.key, bucket.checksum))
+
+    def dump_bytecode(self, bucket):
+        self.code[bucket.key, bucket.checksum] = bucket.code
+
+
+@contextlib.contextmanager
+def templates_compiled_once():
+    "Within it, every nbconvert exporter's Jinja environment shares one `CompiledTemplates`."
+    from nbconvert.exporters.templateexporter import TemplateExporter
+
+    create, cache = TemplateExporter._create_environment, CompiledTemplates()
+
+    def environment(exporter):
+        env = create(exporter)
+        env.bytecode_cache = cache
+        return env
+
+    TemplateExporter._create_environment = environment
+    try:
+        yield cache
+    finally:
+        TemplateExporter._create_environment = create
+
+
+# mkdocs-jupyter makes two nbconvert exporters for every notebook (its page and, in Markdown, its
+# table of contents), and each builds its own Jinja environment, which compiles the same templates
+# again, page after page: most of the build's time where mkdocs-jupyter's page cache is empty (a
+# fresh clone). They share the compiled code instead, so the build runs in this process.
+def build_site(config):
+    "`mkdocs build --clean --quiet -f config`, with nbconvert's templates compiled once."
+    os.environ['NO_MKDOCS_2_WARNING'] = '1'
+    import logging
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    logging.getLogger('mkdocs').setLevel(logging.ERROR)
+    with templates_compiled_once():
+        build(load_config(str(config)))
+
+
 def site():
     "Render every notebook into `docs/` with mkdocs-material and mkdocs-jupyter, plus an API page."
     cfg = get_config()
@@ -727,20 +777,7 @@ def site():
         markdown_extensions=['tables', 'admonition'],
     )
     (BUILD / 'mkdocs.yml').write_text(yaml.safe_dump(mk, sort_keys=False))
-    subprocess.run(
-        [
-            sys.executable,
-            '-m',
-            'mkdocs',
-            'build',
-            '--clean',
-            '--quiet',
-            '-f',
-            str(BUILD / 'mkdocs.yml'),
-        ],
-        check=True,
-        env=os.environ | {'NO_MKDOCS_2_WARNING': '1'},
-    )
+    build_site(BUILD / 'mkdocs.yml')
     return ROOT / cfg.doc_path
 
 

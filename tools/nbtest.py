@@ -37,8 +37,16 @@ from nbdev.config import get_config
 TIMES = []  # {cell, first_line, seconds, cpu_seconds} of each code cell this process has run
 
 
+# A figure a cell shows is not drawn: it displays as text (`<Figure size ...>`), and the tests
+# check what the figures plot, not their pixels. execnb would draw each one as a retina PNG, which
+# took about a quarter of the notebooks' CPU time on a 2-core AMD EPYC. Figures that code saves
+# (`savefig`) are drawn as before, and a page's figures are drawn when its outputs are saved.
 class TimedShell(CaptureShell):
-    "A `CaptureShell` that records in `TIMES` how long each code cell it runs takes."
+    "A `CaptureShell` that times each code cell it runs (in `TIMES`) and draws no shown figure."
+
+    def __init__(self, path=None, **kw):
+        super().__init__(path, **kw)
+        self._run('set_matplotlib_formats()')  # no image format for figures: text only
 
     def cell(self, cell, **kw):
         if cell.cell_type != 'code':
