@@ -713,7 +713,8 @@ def test_sidebar_groups_pages_by_family(site):
 # nbdev's doc processing executes every cell of a notebook with exports that holds an import and
 # other code (nbdev.processors.exec_show_docs), from the repository's root and without the cells
 # before it: a page's code fails there, or a `#| cuda` cell trains. Its imports go in the page's
-# imports cell instead. Allowed: show_doc cells, and the tracr page's table, read from tests/.
+# imports cell instead. Allowed: show_doc cells, and the tracr page's cells that import its table
+# from tests/ (for its box and its samples).
 RUN_BY_THE_BUILD = {'06_train.files.ipynb': 'show_doc(', '29_rasp.tracr.ipynb': 'tracr_record'}
 
 

@@ -15,11 +15,25 @@ few sample rows at the short lengths; not the outputs themselves. `CASES` are pr
 compiler refuses or compiles wrongly, recorded the same way at `CASE_LENGTHS`. This file needs no
 tracr to be imported: the tests import `ALL`, `inputs`, `canonical` and `digest` from it, and run
 the same table on our API.
+
+With `--compiled`, it runs tracr's compiled model instead, for the programs named (tracr's column
+of the table on nbs/29_rasp.tracr.ipynb, where benchmarks/tracr_compare.py did not run them), on
+the recorded inputs of exactly L tokens, the first half, as that column counts full-length inputs.
+Each length gets a `compiled` entry: per block, how many inputs the model gets right by tracr's own
+test criterion (`agrees`), at tracr's default `mlp_exactness`; or the exception its compile raised.
+The inputs need no padding: padded with tracr's PAD token, count_less_freq's model counts the
+padding. JAX runs on one thread:
+
+    XLA_FLAGS='--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1' \\
+        OMP_NUM_THREADS=1 PYTHONPATH=/work/tracr-src:tests /work/tracrvenv/bin/python \\
+        tests/tracr_record.py --tracr-commit 9ce2b8c82b6ba10e62e86cf6f390e7536d4fd2cd \\
+        --compiled --programs pair_balance detect_pattern count_less_freq nary_sequencemap
 """
 
 import argparse
 import hashlib
 import json
+import os
 import platform
 import random
 import time
@@ -187,16 +201,95 @@ def record(rasp, lib, names) -> dict:
     return rows
 
 
+# tracr's compiled models: its default mlp_exactness, as benchmarks/tracr_compare.py's column
+EXACTNESS, BOS = 100, 'BOS'
+ONE_THREAD = '--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1'
+CRITERION = (
+    "an input is right when the decoded output equals tracr's evaluator wherever the evaluation "
+    "is not None; numerical outputs within atol 1e-7 and rtol 0.005 (tracr's tests)"
+)
+
+
+def agrees(out: list, want: list, numerical: bool) -> bool:
+    "Whether a compiled output is right by `CRITERION`, against the evaluator's `want`."
+    for o, w in zip(out, want):
+        if w is None:
+            continue
+        if numerical and (o is None or abs(o - w) > 1e-7 + 0.005 * abs(w)):
+            return False
+        if not numerical and o != w:
+            return False
+    return True
+
+
+def run_compiled(model, xs: list) -> list:
+    "tracr's compiled `model`'s decoded outputs on the inputs `xs`, all of one length."
+    import jax
+    import numpy as np
+
+    tokens = np.array([model.input_encoder.encode([BOS] + x) for x in xs])
+    raw = np.asarray(jax.jit(model.forward)(model.params, tokens).unembedded_output)[:, 1:]
+    decode = model.output_encoder.decode if model.output_encoder else list
+    return [decode(row) for row in raw.tolist()]
+
+
+def compiled(rasp, lib, compiling, name: str, L: int) -> dict:
+    "tracr's compiled model of `name` at max_seq_len `L`: inputs right per block; or why it failed."
+    program, vocab = ALL[name][0](rasp, lib, L), ALL[name][1]
+    xs, t = inputs(name, L)[: N // 2], time.perf_counter()  # the first half: L tokens each
+    try:
+        model = compiling.compile_rasp_to_model(
+            program, set(vocab), L, compiler_bos=BOS, mlp_exactness=EXACTNESS
+        )
+    except Exception as e:
+        return dict(failed=f'{type(e).__name__}: {e}', seconds=round(time.perf_counter() - t, 2))
+    compile_s, t = round(time.perf_counter() - t, 2), time.perf_counter()
+    out, numerical = run_compiled(model, xs), rasp.is_numerical(program)
+    wants = outputs(rasp.evaluate, program, xs)
+    right = [w != 'error' and agrees(o, w, numerical) for o, w in zip(out, wants)]
+    return dict(
+        right=[sum(right[i : i + BLOCK]) for i in range(0, len(xs), BLOCK)],
+        inputs=len(xs),
+        compile_s=compile_s,
+        run_s=round(time.perf_counter() - t, 2),
+    )
+
+
+def record_compiled(rasp, lib, names: list, old: dict, meta: dict):
+    "Add tracr's compiled runs of `names` to the recorded `old`, writing after each length."
+    import jax
+    from tracr.compiler import compiling
+
+    meta['compiled'] = dict(
+        mlp_exactness=EXACTNESS,
+        jax=jax.__version__,
+        criterion=CRITERION,
+        date=datetime.now(timezone.utc).strftime('%Y-%m-%d'),
+        hardware='1 thread of a 2-core AMD EPYC, no GPU',
+    )
+    for name in names:
+        for L in lengths(name):
+            old[name][str(L)]['compiled'] = compiled(rasp, lib, compiling, name, L)
+            print(name, L, old[name][str(L)]['compiled'], flush=True)
+            OUT.write_text(json.dumps(dict(meta=meta, programs=old), indent=1) + '\n')
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--tracr-commit', required=True)
     ap.add_argument('--programs', nargs='*', default=list(ALL))
+    ap.add_argument('--compiled', action='store_true', help="run tracr's compiled models")
     a = ap.parse_args()
+    os.environ.setdefault('XLA_FLAGS', ONE_THREAD)  # before tracr imports jax
     from tracr.rasp import rasp
     from tracr.compiler import lib
 
-    old = json.loads(OUT.read_text())['programs'] if OUT.exists() else {}
-    meta = dict(
+    old = json.loads(OUT.read_text()) if OUT.exists() else dict(meta={}, programs={})
+    if a.compiled:
+        return record_compiled(rasp, lib, a.programs, old['programs'], old['meta'])
+    kept = {k: v for k, v in old['meta'].items() if k == 'compiled'}  # tracr's compiled runs
+    old = old['programs']
+    meta = kept | dict(
         tracr_commit=a.tracr_commit,
         python=platform.python_version(),
         date=datetime.now(timezone.utc).strftime('%Y-%m-%d'),
@@ -206,6 +299,9 @@ def main():
         canonical=canonical.__doc__,
     )
     programs = old | record(rasp, lib, a.programs)
+    for name in a.programs:  # keep the compiled runs recorded before
+        for L, row in programs[name].items():
+            row |= {k: v for k, v in old.get(name, {}).get(str(L), {}).items() if k == 'compiled'}
     OUT.write_text(json.dumps(dict(meta=meta, programs=programs), indent=1) + '\n')
 
 
