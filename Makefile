@@ -17,13 +17,19 @@ unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install run test sync lint nbtest pytest pytest-site pytest-ddp pytest-kills pytest-registry pytest-rest docs export clean mutate
 
-# --no-compile: pip would byte-compile every module of every package (torch's thousands among them);
-# Python compiles the ones the tests import, once, when they are first imported.
+# uv (from PyPI) installs what pip would, the same versions, resolving and unpacking in parallel: a
+# fresh install took 17 s of wall time against pip's 100 s or more on a 2-core AMD EPYC. It reads
+# no pip configuration, so it is given pip's find-links (where this machine keeps its CPU torch
+# wheel). Where uv cannot be installed or fails, pip installs as before. Neither byte-compiles at
+# install (pip's --no-compile: torch alone has thousands of modules); Python compiles the ones the
+# tests import, once, when they are first imported.
+LINKS := $(or $(PIP_FIND_LINKS),$(shell python3 -m pip config get global.find-links 2>/dev/null))
+PIP := $(PY) -m pip install -q --no-compile
 $(BIN)/.installed: setup.py settings.ini
 	test -x $(PY) || python3 -m venv $(VENV)
-	$(PY) -m pip install -q --no-compile --upgrade pip
-	$(PY) -m pip install -q --no-compile "$(TORCH)"
-	$(PY) -m pip install -q --no-compile -e ".[$(EXTRAS)]"
+	($(PIP) uv && $(BIN)/uv pip install -q --python $(PY) $(addprefix --find-links ,$(LINKS)) \
+	  "$(TORCH)" -e ".[$(EXTRAS)]") || \
+	($(PIP) --upgrade pip && $(PIP) "$(TORCH)" && $(PIP) -e ".[$(EXTRAS)]")
 	# the bytecode of what every test process imports, once, before the test streams start together
 	$(PY) -c 'import torch, torch._dynamo, torch.distributed.run, matplotlib.pyplot, ttc_nb.cli'
 	touch $@
