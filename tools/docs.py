@@ -17,6 +17,7 @@ import html
 import importlib
 import inspect
 import json
+import logging
 import os
 import re
 import shutil
@@ -724,12 +725,11 @@ def templates_compiled_once():
 
 # mkdocs-jupyter makes two nbconvert exporters for every notebook (its page and, in Markdown, its
 # table of contents), and each builds its own Jinja environment, which compiles the same templates
-# again, page after page: most of the build's time where mkdocs-jupyter's page cache is empty (a
-# fresh clone). They share the compiled code instead, so the build runs in this process.
+# again, page after page: about a third of the build's time where mkdocs-jupyter's page cache is
+# empty (a fresh clone). They share the compiled code instead, so the build runs in this process.
 def build_site(config):
     "`mkdocs build --clean --quiet -f config`, with nbconvert's templates compiled once."
     os.environ['NO_MKDOCS_2_WARNING'] = '1'
-    import logging
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
