@@ -41,6 +41,12 @@ def test_prose_sentences_and_the_first_figure(tmp_path):
     assert (s['first_figure'], s['first_figure_at'], s['cells']) == (4, 0.8, 5)
 
 
+def test_fenced_code_is_not_prose(tmp_path):
+    fence = '```\nttc run ' + ' '.join(['--set x=1'] * 40) + '\n```'
+    s = P.page_stats(notebook(tmp_path, [md(f'Before it.\n\n{fence}\n\nAfter it.')]))
+    assert (s['sentences'], s['words'], s['longest']) == (2, 4, 2)
+
+
 def test_a_page_without_a_figure(tmp_path):
     s = P.page_stats(notebook(tmp_path, [md('Only words here.')]))
     assert (s['first_figure'], s['first_figure_at'], s['words']) == (None, None, 3)

@@ -3,10 +3,10 @@
     tools/page_stats.py nbs/*.ipynb            a table, one row per page
     tools/page_stats.py --json nbs/*.ipynb     the same rows as one JSON list
 
-Prose is the text of the Markdown cells without their tables, display maths, HTML comments and
-the title's `> summary` line; a word is a run of characters between spaces. A sentence ends at
-'.', '!' or '?' followed by a space and a capital letter, a digit or a bracket, and at the end of
-a paragraph, a heading or a list item; the abbreviations the pages use ('e.g.', 'et al.',
+Prose is the text of the Markdown cells without their tables, display maths, fenced code, HTML
+comments and the title's `> summary` line; a word is a run of characters between spaces. A sentence
+ends at '.', '!' or '?' followed by a space and a capital letter, a digit or a bracket, and at the
+end of a paragraph, a heading or a list item; the abbreviations the pages use ('e.g.', 'et al.',
 'Fig.') end none. The first figure is the first cell that shows
 an image: a PNG or SVG output, or a Markdown image; its place is the cell's index over the
 page's cells, so 0.25 is a quarter of the way down.
@@ -24,9 +24,10 @@ LONG = 60  # words: the issue's limit for a sentence on a main page
 
 
 def prose(markdown: str) -> str:
-    "The prose of one Markdown cell: no tables, display maths, comments or `> summary` lines."
+    "The prose of one Markdown cell: no tables, display maths, code, comments or `> summary` lines."
     text = re.sub(r'<!--.*?-->', ' ', markdown, flags=re.S)
     text = re.sub(r'\$\$.*?\$\$', ' ', text, flags=re.S)
+    text = re.sub(r'^\s*```.*?^\s*```[^\n]*', ' ', text, flags=re.S | re.M)  # fenced code
     lines = [
         line
         for line in text.splitlines()
