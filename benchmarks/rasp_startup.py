@@ -6,12 +6,14 @@ Each command is run --reps times, the three interleaved so that the machine's lo
 alike, and timed from start to exit (as hyperfine does): `ttc rasp -` on a one-line program,
 `ttc --help`, and the reference REPL (Weiss, Goldberg and Yahav 2021, "Thinking Like
 Transformers", arXiv 2106.06981; tech-srl/RASP at commit 61dde62) reading `tokens;`.
-The target is ours: `ttc rasp` and `ttc --help` in under 0.5 s.
+The target is ours: `ttc rasp` and `ttc --help` in under 0.5 s. The machine's one-minute load
+average before and after is kept beside the times: run it on an idle machine.
 Usage: python benchmarks/rasp_startup.py --reference RASP_FOLDER --reference-python PYTHON
                                          [--out nbs/results/rasp/startup.json] [--reps 20]
 """
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -66,6 +68,7 @@ def main():
             args.reference,
         ),
     }
+    load_before = os.getloadavg()[0]
     times = {k: [] for k in cases}
     for k, c in cases.items():
         seconds(*c)  # warm the file cache
@@ -82,6 +85,7 @@ def main():
         target_s=0.5,
         times={k: summary(v) for k, v in times.items()},
         met=all(statistics.mean(times[k]) < 0.5 for k in ('ttc rasp -', 'ttc --help')),
+        load_1min=dict(before=round(load_before, 2), after=round(os.getloadavg()[0], 2)),
         env=environment('cpu'),
     )
     save_json(res, args.out)
