@@ -93,6 +93,7 @@ class Analysis:
         return '\n'.join(lines)
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #b7de422d
 def _hidden_heads(v, sw_heads: dict) -> list:
     "The selectors a node aggregates with: its own, or those of `length` and `selector_width`."
     if isinstance(v, R.Aggregate):
@@ -107,6 +108,7 @@ def _hidden_heads(v, sw_heads: dict) -> list:
     return []
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #5e845f9b
 def analyse(target, name: str = None) -> Analysis:
     "Layers and heads of a `Program` (or of its s-op `name`) or an s-op node, by the paper's rules."
     if isinstance(target, Program):
@@ -181,6 +183,7 @@ def _label(v, names: dict) -> str:
     return type(v).__name__.lower()
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #e8e5d4c3
 def draw_graph(program: Program, name: str = None, ax=None):
     "The graph of `program` (or of its s-op `name`) without constants, in the analysis' layers."
     import matplotlib.pyplot as plt
@@ -260,6 +263,7 @@ def _cell(x) -> str:
     )
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #3f76489d
 def draw_flow(target, xs, name: str = None, ax=None):
     "The computation of `target` (a `Program`'s s-op `name`, or a node) on the input `xs`, drawn."
     import matplotlib.pyplot as plt

@@ -50,6 +50,7 @@ class Builtin:
         return f'{self.name} (built in)'
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #2c700055
 class Drawing:
     "What `draw(s, input)` gives: the computation of `s` on `input`, for the REPL to draw."
 
@@ -66,6 +67,7 @@ def named(f, name):
     return g
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #29fe77bd
 def _elementwise(name, vectorised, scalar):
     "A built-in applied elementwise: `vectorised` on an s-op's values, `scalar` on a constant."
 
@@ -89,6 +91,7 @@ def _to_bool(x):
     raise RASPError(f'{x!r} is not a boolean token: write True, False, 1 or 0')
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #a3a146b6
 def _constants(name, f):
     "A built-in of constants only, `f`, whose failures are `RASPError`s that name it."
 
@@ -111,6 +114,7 @@ def _range(*args):
     return list(range(*args))
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #9e87c56e
 # the tokens as the reference names them: as they are, or converted one by one
 TOKENS = {
     'tokens': R.tokens,
@@ -120,6 +124,8 @@ TOKENS = {
     'tokens_float': Map(named(float, 'tokens_float'), R.tokens),
     'tokens_bool': Map(named(_to_bool, 'tokens_bool'), R.tokens),
 }
+
+# %% ../../nbs/22a_rasp.builtins.ipynb #65e25b0c
 BUILTINS = {
     **TOKENS,
     'indices': R.indices,
@@ -171,6 +177,7 @@ OPS = {
 }
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #f1135d73
 def describe(x):
     "How an error names the value `x`: its kind for a selector, an s-op or a function, else repr."
     return (
@@ -184,6 +191,7 @@ def describe(x):
     )
 
 
+# %% ../../nbs/22a_rasp.builtins.ipynb #0b1c86a1
 def apply_to_constants(op, a, b):
     "`a op b` of two constants, as Python computes it, with sizes kept sane."
     # overflow, not a hang

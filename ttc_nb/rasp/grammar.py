@@ -43,6 +43,7 @@ class Token:
     at: int  # offset in the program text
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #37a1e540
 class Source:
     "A program text (from the file `name`, if any), and where each of its offsets is, for messages."
 
@@ -70,6 +71,7 @@ class Source:
         return RASPError(message, self.where(at))
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #f2cf63f8
 def lex(src: Source) -> list:
     "The tokens of a program text, without spaces and comments, and a last `end` token."
     out, at, text = [], 0, src.text
@@ -110,6 +112,7 @@ class Expr:
         self.depth = 1 + max((q.depth for q in subs), default=0)
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #3d016327
 @dataclass
 class Stmt:
     kind: str  # assign, multi, expr, def, for, load or command
@@ -207,6 +210,7 @@ def binary_level(self: RASPParser):
         return next((i for i, ops in enumerate(LEVELS) if self.tok.text in ops), None)
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #1e1e2881
 @patch
 def unary(self: RASPParser) -> Expr:
     "An operand after its prefix operators, with the calls and indexings that follow it."
@@ -238,6 +242,7 @@ def items(self: RASPParser, close: str) -> tuple:
     return tuple(out)
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #b0bbe63b
 @patch
 def primary(self: RASPParser) -> Expr:
     "A number, a string, a list or dict (or comprehension), a `select(...)`, a name or `(expr)`."
@@ -267,6 +272,7 @@ def primary(self: RASPParser) -> Expr:
     raise self.fail('an expression')
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #0b62f979
 @patch
 def select(self: RASPParser) -> Expr:
     "A `select(keys, queries, comparison)`."
@@ -293,6 +299,7 @@ def names(self: RASPParser, what: str) -> tuple:
     return tuple(out)
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #30e9322b
 @patch
 def comprehension(self: RASPParser, close: str) -> tuple:
     "The `for names in iterable` of a comprehension, up to the bracket `close`, which is taken too."
@@ -304,6 +311,7 @@ def comprehension(self: RASPParser, close: str) -> tuple:
     return names, iterable
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #07851d5f
 @patch
 def bracketed(self: RASPParser, at: int) -> Expr:
     "After `[`: a list `[a, b]` or a list comprehension `[value for x in xs]`."
@@ -377,6 +385,7 @@ def statement(self: RASPParser) -> Stmt:
     return s
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #f5e47798
 @patch
 def targets(self: RASPParser):
     "The names before the `=` of an assignment, taken with the `=`; None if none is at hand."
@@ -394,6 +403,7 @@ def targets(self: RASPParser):
     return names
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #7dd7561a
 @patch
 def define(self: RASPParser) -> Stmt:
     "A function definition, `def name(params) { statements return expr, ...; }`."
@@ -421,6 +431,7 @@ def define(self: RASPParser) -> Stmt:
     return Stmt('def', at, (name, params, tuple(body), value, ret.at))
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #13adad95
 @patch
 def loop(self: RASPParser) -> Stmt:
     "A `for names in iterable { statements }` loop."
@@ -438,6 +449,7 @@ def loop(self: RASPParser) -> Stmt:
     return Stmt('for', at, (names, iterable, tuple(body)))
 
 
+# %% ../../nbs/21_rasp.grammar.ipynb #d20af710
 # the reference REPL's commands, as the texts of their tokens, each followed by a space;
 # `$` is the end of the text
 REPL_COMMANDS = [

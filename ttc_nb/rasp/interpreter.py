@@ -152,6 +152,7 @@ def _select(self: Interpreter, e, env, keys, queries, op):
     return R.Select(self.expr(keys, env), self.expr(queries, env), op)
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #a9db04b8
 def _item(a, i):
     "`a[i]` of constants, or a `RASPError` that says why not."
     i = i.item() if isinstance(i, np.generic) else i  # a value of an s-op, as Python's
@@ -170,6 +171,7 @@ def _at(x, i):
     return x[np.full(len(x), i)]
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #6ac1eb0f
 @patch
 def _index(self: Interpreter, e, env, a, i):
     a, i = self.expr(a, env), self.expr(i, env)
@@ -189,6 +191,7 @@ def _index(self: Interpreter, e, env, a, i):
     return _item(a, i)
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #fa67c832
 @patch
 def _unary(self: Interpreter, e, env, op, a):
     a = self.expr(a, env)
@@ -236,6 +239,7 @@ def _binary(self: Interpreter, e, env, op, a, b):
     return apply_to_constants(op, a, b)
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #2cd82a53
 def _where(c, x, y):
     "`x` where `c` is true, else `y`; ints where only int values were chosen, as in the reference."
     c = c.astype(bool)
@@ -378,6 +382,7 @@ def do_for(self: Interpreter, s, env, names, iterable, body) -> list:
     return []
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #00909287
 def _key(k):
     if isinstance(k, (list, dict, R.Node, Function, Builtin)):
         raise RASPError(f'a dict key is a number, a string or a boolean, not {describe(k)}')
@@ -444,6 +449,7 @@ def do_load(self: Interpreter, s, env, file) -> list:
     return [(n, v) for n, (i, v) in sorted(last.items(), key=lambda item: item[1][0])]
 
 
+# %% ../../nbs/23_rasp.interpreter.ipynb #9a27cbb4
 @patch
 def do_command(self: Interpreter, s, env, words, arg) -> list:
     "A REPL command: set or show the input, show the values or not, whole sequences or not, exit."

@@ -78,6 +78,7 @@ def as_values(xs):
     return out
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #7028abb3
 _ids = count()
 
 
@@ -103,6 +104,7 @@ class Node:
         return f'{type(self).__name__}#{self.id}'
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #16913c37
 def _compute(v: Node, args, xs):
     try:
         return v.compute(args, xs)
@@ -160,6 +162,7 @@ class Length(SOp):
         return np.full(len(xs), len(xs))
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #411d74af
 class Full(SOp):
     "A constant: `value` at every position, or, for a list, the list itself."
 
@@ -185,6 +188,7 @@ class Full(SOp):
         return as_values(self.value)
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #60c3d12a
 def sop(x):
     "`x` as an s-op: an s-op stays itself, a constant becomes `Full`; a selector is refused."
     if isinstance(x, SOp):
@@ -229,6 +233,7 @@ class Map(SOp):
         return out
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #edc87bc0
 def sop_map(f, s):
     "RASP's `map(f, s)`: the s-op of f applied to each value of `s`."
     return Map(f, s)
@@ -243,6 +248,7 @@ def _op(f, swap=False):
     return lambda self, other: Map(f, *((other, self) if swap else (self, other)), vectorised=True)
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #9e93d7b8
 def _number(x):
     "Booleans as the integers 0 and 1; anything else as it is."
     if isinstance(x, np.ndarray):
@@ -262,6 +268,7 @@ def _truth(x):
     return x.astype(bool)
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #692c5560
 for name, f in dict(
     add=operator.add,
     sub=operator.sub,
@@ -310,6 +317,7 @@ class Selector(Node):
         return SelectorOp(np.logical_not, self)
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #cb2169ae
 def _text(x: np.ndarray) -> np.ndarray:
     "Strings as a numpy array of strings; other values as they are."
     # numpy compares an array of strings in C, in the order Python gives strings
@@ -337,6 +345,7 @@ class Select(Selector):
             ) from None
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #2c45e850
 class SelectorOp(Selector):
     "Selectors combined elementwise by `f`: and, or, not."
 
@@ -409,6 +418,7 @@ class Aggregate(SOp):
         return as_values(out.tolist())
 
 
+# %% ../../nbs/20_rasp.ops.ipynb #0b6a31f6
 class SelectorWidth(SOp):
     "The number of keys each query selects."
 

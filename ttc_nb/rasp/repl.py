@@ -56,6 +56,7 @@ def show(v, inner: bool = False) -> str:
     return repr(v.item() if isinstance(v, np.generic) else v)
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #bae56f3a
 def _filled(v, xs):
     "A constant with the s-ops and selectors in it replaced by their values on `xs`."
     if isinstance(v, R.Node):
@@ -74,6 +75,7 @@ def kind(v: np.ndarray) -> str:
     return 'strings' if all(isinstance(x, str) for x in v.tolist()) else 'values'
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #50beec5f
 def shown(name, v, interp: Interpreter) -> str:
     "How the REPL shows `name` (None: an expression) holding `v`."
     if isinstance(v, Drawing):
@@ -100,6 +102,7 @@ def shown(name, v, interp: Interpreter) -> str:
     return v if name is None else f'{name} = {v}'
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #bcbb00f4
 def repl(xs: str, read=input):
     "Read and run statements, printing what they make on `xs`, until `exit` or the end of input."
     interp, buf = Interpreter(LIB), ''
@@ -137,6 +140,7 @@ def program_source(file: str) -> str:
         raise RASPError(f'cannot read {file}: {e}') from None
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #e8c7a55c
 def values_until_error(program: Program, xs, name: str = None) -> tuple:
     "(values, error or None): the values of `program`'s s-ops (or `name`) on `xs` up to an error."
     try:
@@ -153,6 +157,7 @@ def values_until_error(program: Program, xs, name: str = None) -> tuple:
     return out, None
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #7bb7a919
 def run_rasp(args):
     "`ttc rasp`: run a program on an input, analyse or draw it, or start the REPL without a FILE."
     if args.file is None:
@@ -180,6 +185,7 @@ def run_rasp(args):
         raise error
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #8fc51e63
 def print_values(values: dict, name: str = None, as_json: bool = False, error=None):
     "Print the s-ops' `values` as `ttc rasp` does: a line each, or one line of JSON."
     if as_json:
@@ -194,6 +200,7 @@ def print_values(values: dict, name: str = None, as_json: bool = False, error=No
             )  # sequences, shown as the REPL shows them
 
 
+# %% ../../nbs/24a_rasp.repl.ipynb #feaf2c69
 def rasp_command(parser):
     "Add the arguments of `ttc rasp`."
     parser.add_argument(

@@ -51,6 +51,7 @@ def letters(program: str, alphabet: int) -> str:
     return DYCK.get(program, 'abcdefghijklmnopqrstuvwxyz'[:alphabet])
 
 
+# %% ../../nbs/25_rasp.train.ipynb #611a67d1
 def sample_inputs(
     program: str, n: int, alphabet: int, min_len: int, max_len: int, rng, exclude=frozenset()
 ) -> list:
@@ -125,6 +126,7 @@ class RASPTransformer(nn.Module):
         return Thoughts(logits[None], {'attns': attns} if need_weights else {})
 
 
+# %% ../../nbs/25_rasp.train.ipynb #274a1821
 def supervised(task: RASPTask, layers: int, heads: int) -> list:
     "The analysis' heads in a model of `layers` layers of `heads` heads, as (k, layer, head)."
     return [
@@ -132,6 +134,7 @@ def supervised(task: RASPTask, layers: int, heads: int) -> list:
     ]
 
 
+# %% ../../nbs/25_rasp.train.ipynb #eb277d4e
 def attention_mse(a, S, x) -> torch.Tensor:
     "Mean squared error of attention `a` (B, T, T) against the row-normalised selectors `S`."
     real = x != 0
