@@ -56,6 +56,7 @@ TRUTH = torch.tensor(
 )
 
 
+# %% ../../nbs/11_act.tasks.ipynb #d79de7b3
 def _lengths(n, lo, hi, steps, gen):
     "Random lengths in [lo, hi] and the mask of real steps (n, steps)."
     T = torch.randint(lo, hi + 1, (n,), generator=gen)

@@ -37,6 +37,7 @@ def prefix_parity_setup(cfg: PrefixParityConfig):
     )
 
 
+# %% ../../nbs/10a_examples.experiments.ipynb #2b7a7319
 register(
     Experiment(
         'prefix-parity',

@@ -43,6 +43,7 @@ def _scale(what, *runs, networks='one network per setting'):
     return f'{what}; {networks}; {made_on(*(s["env"] for s in runs))}'
 
 
+# %% ../../nbs/61_report.act.ipynb #64533d02
 def reproduction(results):
     "The reproduction rows of Graves 2016 and Banino et al. 2021, from the runs in `results`/act."
     folder = family_results(results, 'act')
@@ -311,6 +312,7 @@ def evaluations(run_dir) -> dict:
     }
 
 
+# %% ../../nbs/61_report.act.ipynb #a4e71995
 def run_lines(res: dict, held_out='test') -> str:
     "One line per run of `res`, {label: summary}: its error, ponder time and training time."
     lines = []
@@ -328,6 +330,7 @@ def run_lines(res: dict, held_out='test') -> str:
     return '\n'.join(lines)
 
 
+# %% ../../nbs/61_report.act.ipynb #407671f6
 def seeds_measure(per: str):
     "A table's columns for one run: its held-out error, updates `per` input, minutes of training."
 

@@ -52,6 +52,7 @@ def _entry(v, cfg):
 MORE = 'more_iterations'  # what `more_iterations` measures: run_dir/more_iterations.json
 
 
+# %% ../../nbs/62_report.atlas.ipynb #9993c9ea
 def load_curve(run_dir, more: bool = True) -> dict:
     "The headline curve of the run in `run_dir`, with what judges it, its summary and hardware."
     d = Path(run_dir)
@@ -175,6 +176,7 @@ def atlas_rows(curves: list, names: list) -> list:
     return rows
 
 
+# %% ../../nbs/62_report.atlas.ipynb #14f94e55
 def _value(v, fmt='{:.3g}'):
     return NOT_MEASURED if v is None else fmt.format(v)
 
@@ -197,6 +199,7 @@ def _note(r):
     return 'flat: no gain to measure' if r['to_90'] is None else ''
 
 
+# %% ../../nbs/62_report.atlas.ipynb #7070dab3
 def atlas_table(rows: list) -> Markdown:
     "The rows of `atlas_rows` as a Markdown table."
     out = [
@@ -277,6 +280,7 @@ def _log_x(ax):
     ax.xaxis.set_major_formatter(lambda x, _: f'{x:g}' if x >= 1 else f'1/{1 / x:g}')
 
 
+# %% ../../nbs/62_report.atlas.ipynb #c1d8f3ae
 def plot_atlas(curves: list, names: list, cols: int = 3):
     "Small multiples: a panel per curve, its headline metric against iterations / k_train."
     import matplotlib.pyplot as plt
@@ -308,6 +312,7 @@ def plot_atlas(curves: list, names: list, cols: int = 3):
     return fig
 
 
+# %% ../../nbs/62_report.atlas.ipynb #89c68faa
 def plot_gains(curves: list, names: list):
     "The normalised gain of every curve and set against iterations / k_train, overlaid."
     import matplotlib.pyplot as plt
@@ -352,6 +357,7 @@ def readable_curves(run_dirs) -> list:
     return curves
 
 
+# %% ../../nbs/62_report.atlas.ipynb #52544ae2
 def write_atlas(curves: list, names: list, out) -> list:
     "Write the figures (PNG) and table (Markdown, JSON) of `curves` into `out`; return its rows."
     import matplotlib.pyplot as plt
@@ -369,6 +375,7 @@ def write_atlas(curves: list, names: list, out) -> list:
     return rows
 
 
+# %% ../../nbs/62_report.atlas.ipynb #f7466c91
 def atlas_command(parser):
     "Add the arguments of `ttc atlas` to `parser`."
     parser.add_argument(

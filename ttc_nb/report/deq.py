@@ -28,6 +28,7 @@ def _made(R, *runs) -> str:
     return '; '.join(one(run) for run in runs)
 
 
+# %% ../../nbs/67_report.deq.ipynb #6faf5d36
 def _solved(R, run, at=None) -> dict:
     "{band: share of its test puzzles solved} at `at` (default: training) iterations of a run."
     s = load_json(R / run / 'summary.json')
@@ -41,11 +42,13 @@ def _best(R, run) -> dict:
     return {b: max(r['exact'] for r in s['curve'] if r['set'] == b) for b in s['config']['bands']}
 
 
+# %% ../../nbs/67_report.deq.ipynb #075510c9
 def fixed_point_log(folder, run) -> list:
     "The logged updates of run `run` under `folder` that solved for z* (those with a radius)."
     return [r for r in MetricsLog(Path(folder) / run / 'metrics.jsonl').read() if 'rho' in r]
 
 
+# %% ../../nbs/67_report.deq.ipynb #3049f5ad
 def reproduction(results) -> list:
     "The reproduction rows of the DEQ papers and of Ahegbebu 2021, from `results`/deq."
     R, pct = family_results(results, 'deq'), lambda x: f'{100 * x:.1f}%'

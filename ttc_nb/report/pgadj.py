@@ -19,6 +19,7 @@ def copying_givens(g: int, n: int = 9) -> float:
     return (g + (n * n - g) / n) / (n * n)
 
 
+# %% ../../nbs/68_report.pgadj.ipynb #b54ed6ff
 def _made(R, run) -> str:
     "Scale and machine of run `run` under `R` in words, from config.json, summary.json, env.json."
     c, s, env = (load_json(R / run / f) for f in ('config.json', 'summary.json', 'env.json'))
@@ -38,6 +39,7 @@ def _made(R, run) -> str:
     )
 
 
+# %% ../../nbs/68_report.pgadj.ipynb #703af123
 def reproduction(results) -> list:
     "The reproduction rows of the learned adjacencies of Ahegbebu 2021, from `results`."
     R, pct = family_results(results, 'pgadj'), lambda x: f'{100 * x:.1f}%'
@@ -169,6 +171,7 @@ PGADJ_NOTES = {
 }
 
 
+# %% ../../nbs/68_report.pgadj.ipynb #0d1cab24
 def pgadj_measure(s) -> dict:
     "A probe's columns: its threads, minutes, and validation puzzles solved and cells right."
     f = {r['set']: r for r in s['final']}

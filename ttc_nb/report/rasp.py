@@ -69,6 +69,7 @@ def _scale(runs: dict) -> str:
     )
 
 
+# %% ../../nbs/64_report.rasp.ipynb #b53fe0e9
 def reproduction(results) -> list:
     "The reproduction rows of Weiss et al. 2021, from the analysis and the runs in `results`."
     runs = run_summaries(results)
@@ -259,6 +260,7 @@ def _tracr_rows(folder) -> list:
     ]
 
 
+# %% ../../nbs/64_report.rasp.ipynb #07b95fb4
 def compiler_reproduction(results) -> list:
     "The compiler's rows: against Weiss et al. 2021 and against tracr, from `results`/rasp."
     folder = family_results(results, 'rasp')

@@ -48,6 +48,7 @@ def plot_comparison(res: dict, metric: str, ax=None):
     return ax
 
 
+# %% ../../nbs/69_report.recurrence.ipynb #7f91af3e
 def plot_flops(res: dict, ax=None):
     "Validation accuracy of each model against the training FLOPs it has spent."
     import matplotlib.pyplot as plt
@@ -67,6 +68,7 @@ def plot_flops(res: dict, ax=None):
     return ax
 
 
+# %% ../../nbs/69_report.recurrence.ipynb #b35ba665
 def plot_task(res: dict, metrics, title: str):
     "A task's comparison `res` on one figure: `metrics` against repetitions, then `plot_flops`."
     # two panels a row; each of `metrics` against repetitions, their legend shared
@@ -171,6 +173,7 @@ def recurrence_measure(s) -> dict:
     }
 
 
+# %% ../../nbs/69_report.recurrence.ipynb #4b4d4675
 def recurrence_notes(results) -> dict:
     "{probe: what it showed} of the probes under `results`/recurrence/probes."
     R = family_results(results, 'recurrence') / 'probes'

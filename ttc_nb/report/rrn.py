@@ -71,6 +71,7 @@ def _draw(ax, puzzle, solution, p, box):
             )
 
 
+# %% ../../nbs/66_report.rrn.ipynb #6490f0a4
 def animate(probs, puzzle, solution, path, box=(3, 3), ms: int = 300):
     "Write to `path` a GIF: `puzzle` (n*n,), then a frame per step of `probs` (steps, n*n, n)."
     import matplotlib.pyplot as plt
@@ -110,6 +111,7 @@ def _valid_exact(run) -> dict:
     }
 
 
+# %% ../../nbs/66_report.rrn.ipynb #0dc58a07
 def _probe_figures(folder) -> dict:
     "The figures the probes' notes quote, formatted, from the runs under `folder` (results/rrn)."
     P = folder / 'probes'
@@ -289,6 +291,7 @@ def _scale(**runs):
     return '; '.join(one(k, s) for k, s in runs.items())
 
 
+# %% ../../nbs/66_report.rrn.ipynb #02cc46e9
 def reproduction(results) -> list:
     "Reproduction rows of Palm et al. 2018 and Bansal et al. 2022, from `results`/rrn's runs."
     folder = family_results(results, 'rrn')

@@ -98,6 +98,7 @@ def _changes(command, seeded=False):
     )
 
 
+# %% ../../nbs/60a_report.tables.ipynb #0db5c327
 def probes(root, skip=()):
     "Every run directory under `root` but those under `skip`: its preset, changes and summary."
     root, out = Path(root), {}
@@ -115,6 +116,7 @@ def probes(root, skip=()):
     return out
 
 
+# %% ../../nbs/60a_report.tables.ipynb #892c27ee
 def _by_probe(found):
     "The runs of `probes` as {probe: {seed (None if unseeded): run}}."
     # the directories `<probe>/seed=S` are one probe's seeds
@@ -137,6 +139,7 @@ def _by_probe(found):
     }
 
 
+# %% ../../nbs/60a_report.tables.ipynb #a131127a
 def _row(probe, runs, measure):
     "A probe's row: its changes, seeds, and each column of `measure`, the seeds' values in order."
     # '–' for an unfinished seed
@@ -150,6 +153,7 @@ def _row(probe, runs, measure):
     return row | {c: ' · '.join(str(m.get(c, '–')) for m in measured) for c in columns}
 
 
+# %% ../../nbs/60a_report.tables.ipynb #75e07e15
 def probe_table(root, notes: dict, measure, skip=(), shared=False):
     "A table of the probes under `root` but `skip`: each one's changes, seeds, measures and note."
     found = _by_probe(probes(root, skip))
@@ -385,6 +389,7 @@ def _paths(tree):
             yield n.value
 
 
+# %% ../../nbs/60a_report.tables.ipynb #47887cb3
 def _joined(node) -> set:
     "The names that `node` joins onto a path with `/` (`folder / run`)."
     return {
@@ -394,6 +399,7 @@ def _joined(node) -> set:
     }
 
 
+# %% ../../nbs/60a_report.tables.ipynb #e8a44431
 def _readers(tree) -> dict:
     "{name: the place of its run argument} of the functions `tree` defines to read a run's files."
     # a reader joins an argument onto a path, or passes it on to a reader; partial(f, folder) is one
@@ -426,6 +432,7 @@ def _readers(tree) -> dict:
     return {k: i for k, i in readers.items() if i is not None}
 
 
+# %% ../../nbs/60a_report.tables.ipynb #ef9f5adc
 def _named_runs(tree, readers: dict):
     "The strings of `tree` that name a run: a reader's run argument, or joined onto a path."
     loops = {  # a loop's variable: the strings it runs over
@@ -447,12 +454,14 @@ def _named_runs(tree, readers: dict):
         yield from loops.get(name, [])
 
 
+# %% ../../nbs/60a_report.tables.ipynb #0fb18f1b
 def _code(cells) -> str:
     "The code of `cells`, but for IPython's magics (lines that start with `%`)."
     code = '\n'.join(''.join(c['source']) for c in cells if c['cell_type'] == 'code')
     return '\n'.join(s for s in code.splitlines() if not s.lstrip().startswith('%'))
 
 
+# %% ../../nbs/60a_report.tables.ipynb #caaef35b
 def checks_line(notebook, heading: str, runs) -> Markdown:
     "How many checks the code under `heading` of `notebook` makes, on which run folders and files."
     tree = ast.parse(_code(_section(json.loads(Path(notebook).read_text())['cells'], heading)))
