@@ -40,6 +40,7 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: error: {message}\n')
 
 
+# %% ../nbs/90_cli.ipynb #c48f7b29
 def _steps(s):
     try:
         steps = [int(o) for o in s.split(',')]
@@ -71,6 +72,7 @@ def _device(s):
     return s
 
 
+# %% ../nbs/90_cli.ipynb #a44d1e54
 def _count(s):
     if not (s.isdigit() and int(s) >= 1):
         raise argparse.ArgumentTypeError(f'{s!r} is not a number of processes (1, 2, ...)')
@@ -101,6 +103,7 @@ def cmd_list(args):
         print(f'{name:{w}}  [{"|".join(e.presets)}]  {e.description}')
 
 
+# %% ../nbs/90_cli.ipynb #205c3cf8
 def _launch(args):
     "Replace this process by torchrun starting `args.nproc` copies of the command."
     from ttc_nb.runs.registry import plan_run
@@ -132,6 +135,7 @@ def _launch(args):
     os.execve(sys.executable, cmd, os.environ | started)
 
 
+# %% ../nbs/90_cli.ipynb #9c03297b
 def _dry_run(args):
     "Print, as JSON, the config a run would train and the directory it would use."
     from ttc_nb.runs.registry import plan_run
@@ -153,6 +157,7 @@ def _dry_run(args):
     )
 
 
+# %% ../nbs/90_cli.ipynb #f8335c9a
 def cmd_run(args):
     "`ttc run`: train an experiment and print its compute curve, wall time and files."
     from ttc_nb.train.processes import Stop, Stopped, world
@@ -199,6 +204,7 @@ def cmd_run(args):
     )
 
 
+# %% ../nbs/90_cli.ipynb #0b47336d
 def cmd_eval(args):
     "`ttc eval`: recompute a run's compute curve at `--steps`, print it, write it and its plot."
     from ttc_nb.runs.registry import evaluate_run, format_curve

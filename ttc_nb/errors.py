@@ -40,6 +40,7 @@ class DamagedFile(BadRunFile):
         return f'{self.path} {self.why}: {self.todo}'
 
 
+# %% ../nbs/04_errors.ipynb #8a080549
 class RunInUse(UsageError):
     "A run directory that another process, or another `RunLock` of this one, holds."
 

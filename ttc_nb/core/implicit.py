@@ -44,6 +44,7 @@ def implicit_backward(fz, z, stats: dict = None, **solver):
     return fz
 
 
+# %% ../../nbs/03a_core.implicit.ipynb #1604346b
 def implicit(f, z_star, stats: dict = None, **solver):
     "f(z*), one evaluation with its graph, whose backward pass gives the implicit gradient."
     z = z_star.detach().requires_grad_()  # z*, the root of g(z) = f(z) - z, as a leaf

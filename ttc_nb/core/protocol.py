@@ -123,6 +123,7 @@ def _iterated(model):
     )
 
 
+# %% ../../nbs/00_core.protocol.ipynb #1063d4f9
 def _predictions(model, x, steps):
     "(n, prediction after n iterations, per-sample aux values) for each n in `steps`, in turn."
     # iterating the model itself, it yields (n, None, {}) after every other iteration too
@@ -155,6 +156,7 @@ def _predictions(model, x, steps):
             )
 
 
+# %% ../../nbs/00_core.protocol.ipynb #1237daf1
 @torch.no_grad()
 def compute_curve(
     model, batches, steps=(1, 2, 4, 8, 16), metrics=None, device=None, progress=False

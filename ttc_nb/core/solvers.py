@@ -142,6 +142,7 @@ def fixed_point(
     return sol
 
 
+# %% ../../nbs/03_core.solvers.ipynb #a871cafe
 def _better(a: Solution, b: Solution):
     "Per sample, the solution of `a` or `b` with the lower residual."
     pick = b.residual < a.residual

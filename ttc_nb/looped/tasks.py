@@ -27,6 +27,7 @@ import torch.nn.functional as F
 FUNCTION_CLASSES = ('linear', 'noisy_linear', 'sparse_linear', 'tree', 'relu2nn')
 
 
+# %% ../../nbs/30_looped.tasks.ipynb #dd58756c
 def sample_functions(
     task: str,
     B: int,
@@ -68,6 +69,7 @@ def sample_functions(
     return x, y
 
 
+# %% ../../nbs/30_looped.tasks.ipynb #36029d8f
 def normaliser(task: str, d: int, sparsity: int = 3) -> float:
     "What a squared error is divided by, so that predicting 0 scores about 1 on every class."
     return {'sparse_linear': sparsity, 'tree': 1}.get(task, d)
@@ -108,6 +110,7 @@ def lasso(x, y, alpha: float = 0.01, iters: int = 1000) -> torch.Tensor:
     return pred
 
 
+# %% ../../nbs/30_looped.tasks.ipynb #901bd84d
 def nearest_neighbours(x, y, k_nn: int = 3) -> torch.Tensor:
     "Mean target of the `k_nn` examples nearest each query among those before it."
     N, n, d = x.shape
@@ -169,6 +172,7 @@ def greedy_tree(x, y, depth: int = 4) -> torch.Tensor:
     ).float()
 
 
+# %% ../../nbs/30_looped.tasks.ipynb #5777b48f
 def network(
     x, y, hidden: int = 100, steps: int = 1000, lr: float = 5e-3, seed: int = 0
 ) -> torch.Tensor:

@@ -97,6 +97,7 @@ def _pair(k: int, n: int):
     return s, t + (t >= s)
 
 
+# %% ../../nbs/50_recurrence.tasks.ipynb #12d35a8e
 def build_paths(n, radius, train_size, test_size, max_cities=45, seed=0, clusters=0):
     "A map, its train and test sets of shortest paths as token rows, and the test paths' lengths."
     # rows [start, end, start, ..., end, EOS] padded with PAD; no (start, end) pair in both sets
@@ -138,6 +139,7 @@ def build_paths(n, radius, train_size, test_size, max_cities=45, seed=0, cluster
     )
 
 
+# %% ../../nbs/50_recurrence.tasks.ipynb #8439e5cd
 def path_sets(
     n, radius, train_size, test_size, max_cities=45, seed=0, clusters=0, cache_dir=PATHS_CACHE
 ):
@@ -161,6 +163,7 @@ def path_sets(
     return cached(file, build)
 
 
+# %% ../../nbs/50_recurrence.tasks.ipynb #e33034b4
 def lm_pairs(tokens, prompt: int, pad: int = None):
     "Inputs and next-token targets of token rows, the prompt's and the padding's targets IGNORE."
     # the targets of the first `prompt` - 1 positions, and of padding (if any)

@@ -119,6 +119,7 @@ def shared_legend(axs, ncol: int = 2, **kwargs):
     )
 
 
+# %% ../../nbs/08_runs.plots.ipynb #34146a00
 def legend_below(ax, ncol: int = 2, **kwargs):
     "`ax`'s legend under its x-axis label, where it covers none of the panel's data."
     from matplotlib.transforms import ScaledTranslation

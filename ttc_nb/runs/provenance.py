@@ -48,6 +48,7 @@ def cpu_name():
         return platform.processor() or platform.machine()
 
 
+# %% ../../nbs/08a_runs.provenance.ipynb #a7574862
 def environment(device=None):
     "Versions, hardware, git commit and time: what `env.json` records."
     import ttc_nb

@@ -201,6 +201,7 @@ def _build_hard(jobs, workers):
         return list(pool.map(hard, jobs, chunksize=4) if pool else map(hard, jobs))
 
 
+# %% ../../nbs/40a_sudoku.extreme.ipynb #6a25611f
 def hard_set(
     size: int,
     split='train',

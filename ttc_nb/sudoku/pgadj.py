@@ -142,6 +142,7 @@ class NeighbourSampler(nn.Module):
 ESTIMATORS = ('score', 'straight-through', 'both')
 
 
+# %% ../../nbs/44_sudoku.pgadj.ipynb #d305433d
 class LearnedGraphRRN(RRN):
     "The recurrent relational network on a graph a `NeighbourSampler` draws per puzzle."
 

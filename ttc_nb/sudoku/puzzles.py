@@ -430,6 +430,7 @@ def _path(params, cache_dir):
     return Path(cache_dir) / f'{params["split"]}-{n}x{n}-{params["size"]}-{key}.pt'
 
 
+# %% ../../nbs/40_sudoku.puzzles.ipynb #989a34bd
 def _puzzle(job):
     "Puzzle j of a set and its solution, its target and seed drawn from (seed, split, j) alone."
     givens, seed, split, j, box = job
@@ -443,6 +444,7 @@ def worker_count():
     return len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1
 
 
+# %% ../../nbs/40_sudoku.puzzles.ipynb #8cd329e3
 def _build_sets(sets, workers, quiet):
     "The sets of `sets` (a list of params), their puzzles made by a pool of `workers` processes."
     jobs = [
@@ -477,6 +479,7 @@ def _build_sets(sets, workers, quiet):
     return out
 
 
+# %% ../../nbs/40_sudoku.puzzles.ipynb #e2a6e4b3
 def _sets(params, cache_dir, quiet, workers):
     "The sets of `params`, read from `cache_dir` or built by one pool and written there atomically."
     files = [_path(p, cache_dir) for p in params]
@@ -557,6 +560,7 @@ def _solve_cmd(args):
     print(format_board(s, args.grid, args.box))
 
 
+# %% ../../nbs/40_sudoku.puzzles.ipynb #710fb144
 def _generate_cmd(args):
     if args.givens is not None and tuple(args.box) == (3, 3) and args.givens < 17:
         raise UsageError(

@@ -109,6 +109,7 @@ def _holder(fd: int):
 PASSED_ON = 'TTC_RUN_LOCK'  # the run directory whose lock the launcher of this process holds
 
 
+# %% ../../nbs/06_train.files.ipynb #095b849b
 class RunLock:
     "Held while a process writes into `run_dir`; another `RunLock` on it meanwhile is `RunInUse`."
 
@@ -257,6 +258,7 @@ def _damage(path: Path):
     return f'is damaged (its part {bad} does not match its checksum)' if bad else None
 
 
+# %% ../../nbs/06_train.files.ipynb #e40baafd
 def _held(err):
     "What a refused pickle holds, as torch's error names it: ' (posix.system)'."
     m = re.search(r'GLOBAL (\S+)', str(err))
@@ -346,6 +348,7 @@ def _one_process(c):
     return c
 
 
+# %% ../../nbs/06_train.files.ipynb #03a26e3c
 # what NumPy's pickles of arrays and numbers name
 NUMPY_PICKLE = [
     np.ndarray,

@@ -124,6 +124,7 @@ def at_least(low, default):
     return between(low, math.inf, default)
 
 
+# %% ../../nbs/07_train.fit.ipynb #6e7463be
 def positive(default):
     "A field of finite numbers above 0."
     return ranged(default, lambda v: _number(v, (int, float)) and v > 0, 'a finite number above 0')

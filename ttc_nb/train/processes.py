@@ -25,6 +25,7 @@ class Stopped(Exception):
         self.update, self.reason, self.elapsed = update, reason, elapsed
 
 
+# %% ../../nbs/05_train.processes.ipynb #27936155
 class Stop:
     "Asks `fit` to stop at a `deadline` (`time.time()` seconds) or, while entered, on a signal."
 
@@ -85,6 +86,7 @@ def leave(code: int = 0):
     os._exit(code)
 
 
+# %% ../../nbs/05_train.processes.ipynb #403bf9b8
 def rank_seed(seed: int, rank: int):
     "The seed of process `rank`: `seed` itself for process 0, an independent stream for the others."
     return seed if rank == 0 else int(np.random.SeedSequence([seed, rank]).generate_state(1)[0])
