@@ -122,6 +122,7 @@ class RASPExpr:
         return self.label
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #355750c8
 def annotate(expr: RASPExpr, **annotations) -> RASPExpr:
     "A copy of `expr` (a new id, the same computation) with `annotations` added to its own."
     if not isinstance(expr, RASPExpr):
@@ -148,6 +149,7 @@ class SOp(RASPExpr):
         return Map((lambda x: f(other, x)) if swap else (lambda x: f(x, other)), self)
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #350ce6ad
 class _Primitive(SOp):
     "An s-op of the input alone; its label is its kind, whatever its name (as tracr's)."
 
@@ -177,6 +179,7 @@ class LengthType(_Primitive):
 tokens, indices, length = TokensType(), IndicesType(), LengthType()
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #1f994baa
 def _sop(x, what: str) -> SOp:
     if not isinstance(x, SOp):
         raise RASPError(f'{what} must be an s-op, not {x!r}')
@@ -208,6 +211,7 @@ class Map(SOp):
         return (self.inner,)
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #7ee7bf15
 class SequenceMap(SOp):
     "f of the values of `fst` and `snd` at each position."
 
@@ -234,6 +238,7 @@ class LinearSequenceMap(SequenceMap):
         self.fst_fac, self.snd_fac = fst_fac, snd_fac
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #81d3b052
 class Full(SOp):
     "`fill` at every position."
 
@@ -318,6 +323,7 @@ def _selector(x, what: str) -> Selector:
     return x
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #50055030
 class Select(Selector):
     "Entry (query q, key k) is predicate(keys[k], queries[q]): a `Comparison` or any function."
 
@@ -543,6 +549,7 @@ def _node(e: RASPExpr, kids: list, numbers: set, out: bool, t: Translation):
     raise RASPError(f'{e!r} is not an expression of this RASP')
 
 
+# %% ../../nbs/29_rasp.tracr.ipynb #1b80d02b
 def to_ops(program: RASPExpr, numbers: set = frozenset()) -> Translation:
     "`program` as our RASP's operations, which compute tracr's values."
     # numbers: the keys of the aggregates with default None of numbers, built as a mean and whether

@@ -61,6 +61,7 @@ def _head(b, sp):
     )
 
 
+# %% ../../nbs/29a_rasp.tracr_compiler.ipynb #60523265
 class TracrModel(Compiled):
     "Our compiled model of a program in tracr's RASP; `apply` reads BOS, tokens and PAD as tracr's."
 

@@ -79,6 +79,7 @@ def _family(a: np.ndarray):
     return 'text' if a.dtype == object and set(map(type, a.tolist())) == {str} else None
 
 
+# %% ../../nbs/28b_rasp.tracr_ops.ipynb #480584f0
 class TracrSelect(R.Select):
     "Our `Select` with tracr's predicate: a `Comparison` (None refused) or any function."
 

@@ -34,6 +34,7 @@ def _fill(W: torch.Tensor, rows: list, offset: int = 0, scale: float = 1.0):
             W[offset + i, d] = c * scale
 
 
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #faca3f8d
 class Compiled(nn.Module):
     "A RASP program as a transformer, its weights set from a `Build`."
 
@@ -115,6 +116,7 @@ def _set_attention(self: Compiled, att: Attention, heads: list):
             P[d, i * dh + j] = 1  # W_O: into the output s-op's space
 
 
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #df228d42
 @patch
 def _set_mlp(self: Compiled, mlp: MLP, b: Build, layer: int):
     bound = {D_ONE: 1.0, D_BOS: 1.0} | {
@@ -194,6 +196,7 @@ def compile_sop(out, vocab, max_len: int, kinds: dict, names: dict, cls=Compiled
         return cls(layout(out, vocab, max_len, kinds, names, split=True))
 
 
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #a98c2ca1
 def compile_rasp(program, vocab, max_len: int, name: str = None, kinds: dict = None) -> Compiled:
     "The transformer that computes `program` on inputs over `vocab` of 1 to `max_len` tokens."
     if not isinstance(program, Program):
@@ -257,6 +260,7 @@ def decode(self: Compiled, x, attns: list, lengths: list) -> list:
     return [as_column(r) for r in rows]
 
 
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #4748fbf1
 @patch
 def run(self: Compiled, xs: list) -> list:
     "The compiled program's output on each input of `xs`, batched, as the interpreter gives it."

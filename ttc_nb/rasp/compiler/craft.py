@@ -184,6 +184,7 @@ def _parts(self: Build, nodes, L: int) -> list:
     return list({u.id: u for u in out}.values())
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #99c23e20
 @patch
 def plan(self: Build, nodes) -> tuple:
     "(layer, [(s-op, space)]): the MLP that computes `nodes` and what it reads."
@@ -216,6 +217,7 @@ def plan(self: Build, nodes) -> tuple:
     return L, ins
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #f7e5cf0d
 @patch
 def space(self: Build, v, kind: str) -> Space:
     "A space holding the s-op `v` as `kind`: a leaf's own, or one that a lookup writes."
@@ -283,6 +285,7 @@ def _conjuncts(sel) -> list:
     return list(out.values()) if len(out) <= 16 else [sel]
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #4b35b478
 @patch
 def _side(self: Build, nodes: list):
     "One side of a clause: the space it reads, the values of `nodes` at each dimension, how many."
@@ -310,6 +313,7 @@ def _side(self: Build, nodes: list):
     )
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #d9af8a70
 @patch
 def _classes(self: Build, nodes: list, env: dict, cls, what: str) -> Space:
     "The space of a side's classes, `cls`, of the combinations of values of `nodes` (in `env`)."
@@ -350,6 +354,7 @@ def _classes(self: Build, nodes: list, env: dict, cls, what: str) -> Space:
     return self._cls[key]
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #0e22ef04
 @patch
 def _table(self: Build, sel, kenv: dict, Kn: int, qenv: dict, Qn: int) -> np.ndarray:
     "The selector's matrix over the query side's values (rows) and the key side's values (columns)."
@@ -380,6 +385,7 @@ def _group(T: np.ndarray, axis: int) -> tuple:
     return np.take(T, np.sort(first), axis=axis), tuple(rank[inv.ravel()].tolist())
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #27d40196
 @patch
 def _part(self: Build, part) -> tuple:
     "A clause's query and key rows, and the spaces they read."
@@ -420,6 +426,7 @@ def head(self: Build, sel, out: Space, agg):
         self.heads[out.layer].append(dict(q=q, k=k, outs=[(out, rows)], sel=sel, key=key))
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #92e931fb
 @patch
 def _values(self: Build, agg, out: Space) -> tuple:
     "The rows of W_V that move the values of the aggregate `agg` into `out`, and the space read."
@@ -481,6 +488,7 @@ def points(self: Build, ins: list):
     return out if sum(len(pts) for *_, pts in out) <= LIMIT else None
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #93fdc859
 @patch
 def lookup(self: Build, v, ins: list, spaces: list, sp: Space):
     "The MLP units (or embedding rows) that write `v` into `sp` from the s-ops `ins` in `spaces`."
@@ -509,6 +517,7 @@ def lookup(self: Build, v, ins: list, spaces: list, sp: Space):
             )
 
 
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #08209aba
 @patch
 def _steps(self: Build, sp: Space, gate: dict, nums: list, a: list, pts: list, ys: list):
     "The units of one combination `gate` of the categorical inputs: its value, and steps along z."

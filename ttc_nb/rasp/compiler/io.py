@@ -35,6 +35,7 @@ def save(model, path):
     return save_checkpoint(path, format=FORMAT, config=model.config, state=model.state_dict())
 
 
+# %% ../../../nbs/28_rasp.compiler.io.ipynb #76a78fc5
 def load(path):
     "The compiled model saved at `path`, read without running code, its program compiled again."
     from ttc_nb.train.files import load_checkpoint
@@ -108,6 +109,7 @@ def _vocab(args) -> str:
     )
 
 
+# %% ../../../nbs/28_rasp.compiler.io.ipynb #c548da06
 def _save_lens(program: Program, vocab, N: int, args):
     "Write the `HookedTransformer` of `program`'s output (or --name) to --lens OUT; say so."
     from ttc_nb.rasp.compiler.assemble import compile_rasp
@@ -125,6 +127,7 @@ def _save_lens(program: Program, vocab, N: int, args):
     )
 
 
+# %% ../../../nbs/28_rasp.compiler.io.ipynb #4cbcf745
 def _cmd(args):
     if not args.compile:
         if args.vocab is not None or args.max_len is not None:
@@ -164,6 +167,7 @@ def _cmd(args):
     print_values(compiled_values(program, xs, vocab, N, args.name), args.name, args.json)
 
 
+# %% ../../../nbs/28_rasp.compiler.io.ipynb #6f273ca7
 def _length(s):
     if not (s.isdigit() and int(s) >= 1):
         raise argparse.ArgumentTypeError(f'{s!r} is not a length (1, 2, ...)')

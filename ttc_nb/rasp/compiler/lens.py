@@ -113,6 +113,7 @@ def _attention(att, width: int, H: int, dh: int, fold: bool) -> dict:
     return out
 
 
+# %% ../../../nbs/27a_rasp.compiler.lens.ipynb #e440ffdb
 def _mlp(mlp, width: int, F: int) -> dict:
     "One block's MLP weights under TransformerLens's names, from our `mlp` (None: zeros)."
     W_in, b_in, W_out, b_out = (
@@ -128,6 +129,7 @@ def _mlp(mlp, width: int, F: int) -> dict:
     return dict(W_in=W_in, b_in=b_in, W_out=W_out, b_out=b_out)
 
 
+# %% ../../../nbs/27a_rasp.compiler.lens.ipynb #a9cfe1d9
 def lens_weights(m: Compiled, c: dict) -> dict:
     "Compiled `m`'s weights under TransformerLens's names, for its `lens_config` `c`."
     D, sp = m.d_model, m.build.out
@@ -177,6 +179,7 @@ def encoder_config(enc: Encoder) -> dict:
     )
 
 
+# %% ../../../nbs/27a_rasp.compiler.lens.ipynb #6dc269a8
 def _norm(ln, C: int) -> dict:
     return dict(w=ln.weight, b=_or_zeros(ln.bias, C))
 
@@ -240,6 +243,7 @@ def to_hooked_transformer(model):
     return hooked(*lens_parts(model))
 
 
+# %% ../../../nbs/27a_rasp.compiler.lens.ipynb #89a90e10
 def lens_tokens(m: Compiled, xs: list) -> torch.Tensor:
     "The token ids (B, T) of inputs `xs` for compiled `m`'s `HookedTransformer`: pads its last id."
     ids, mask = m.encode(xs)
@@ -292,6 +296,7 @@ def save_lens(model, path):
     return save_checkpoint(path, format=LENS_FORMAT, config=config, weights=weights, meta=meta)
 
 
+# %% ../../../nbs/27a_rasp.compiler.lens.ipynb #8a5431ca
 def load_lens(path):
     "The `HookedTransformer` saved at `path`, and its `meta`, read without running code."
     from ttc_nb.train.files import load_checkpoint

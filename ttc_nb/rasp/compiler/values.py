@@ -63,6 +63,7 @@ def node_label(v, names: dict) -> str:
     return names.get(v.id, f'{type(v).__name__.lower()} #{v.id}')
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #182643a3
 def run_node(v, env: dict, n: int):
     "The values of node `v` at `n` combinations, from the arrays of the nodes in `env`."
     # the maps between them run as one batch
@@ -113,6 +114,7 @@ def indexed_values(v, max_len: int):
     return run_node(v, {R.indices.id: np.arange(max_len)}, max_len).tolist()
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #80dddfd0
 def _means(s, max_len: int, by_index=None):
     "Every mean of 1 to `max_len` values of `s`, sorted; None when more than `LIMIT`."
     # repeats allowed; or, `by_index`, the means of the values of distinct positions
@@ -137,6 +139,7 @@ def _means(s, max_len: int, by_index=None):
     return sorted(out)
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #ae825aa5
 def _positional(v, vals: dict, max_len: int):
     "('at', {position: means}) or ('len', {length: means}) of the numerical aggregate `v`; or None."
     # 'at' when its selector picks the same keys at i for every input length (a `select` of
@@ -174,6 +177,7 @@ def _positional(v, vals: dict, max_len: int):
     return kind, out
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #0a29b663
 def _at(u, vals: dict, max_len: int, means_only: bool = False):
     "The values of the s-op `u` at position i of n tokens, as a function of (n, i), or None."
     # where they are known more narrowly than its value set (only an aggregate's, `means_only`)
@@ -211,6 +215,7 @@ def _combos(v, vals: dict, max_len: int) -> list:
     return list(out.values())
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #a207b5af
 def meeting_combinations(cats: list, nums: list, vals: dict, max_len: int) -> list:
     "The combinations of the categorical spaces of `cats` that meet, with the values of `nums`."
     # [(combination of the categorical spaces of `cats`, [(s-op, space)], the values' indices of
@@ -245,6 +250,7 @@ def meeting_combinations(cats: list, nums: list, vals: dict, max_len: int) -> li
     ]
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #273f5218
 def values(out, vocab, max_len: int, kinds: dict = None, names: dict = None) -> dict:
     "The value-set pass: the possible values (node id -> list) of each s-op `out` reads."
     # on inputs over `vocab` of 1 to `max_len` tokens

@@ -54,6 +54,7 @@ def _conj(s) -> list:
     )
 
 
+# %% ../../../nbs/26a_rasp.compiler.widths.ipynb #90e9f74f
 def paper_widths(out, names: dict):
     "The graph of `out` with the widths of selectors of the input alone built from two heads."
     # each `selector_width(s)` whose `s` reads the input alone (no head), built as the paper builds
@@ -90,6 +91,7 @@ def _disjoint(x, y, vals: dict) -> bool:
     return False
 
 
+# %% ../../../nbs/26a_rasp.compiler.widths.ipynb #bf298fd9
 def split_widths(out, vals: dict, max_len: int, names: dict):
     "The graph of `out` with each width after a BOS in disjoint parts made from one mean per part."
     # each width after a BOS, aggregate(s1 or s2 or at0, indicator(indices == 0)) = 1/(w+1), whose
