@@ -1,11 +1,12 @@
 """The documentation site: built offline, every page loaded in headless Chromium and checked.
 
-Every page is loaded in one headless Chromium at a desktop's width (1280 pixels) and a phone's (390)
-and checked: the pages are the notebooks' (titled as their notebooks) and the API page, and nothing
-else; links resolve; every Markdown table became a table; no page scrolls sideways; no code block
-scrolls sideways where it could wrap; no In [ ]: / Out[ ]: prompts; code uses a phone's whole width;
-a figure shrunk to fit opens at full size; nowhere "Call self as a function."; the sidebar groups
-the pages by family. Each check is shown to catch a made-up bad page.
+Every page is loaded once in one headless Chromium, at a phone's width (390 pixels), then widened
+to a desktop's (1280), and checked at each: the pages are the notebooks' (titled as their
+notebooks) and the API page, and nothing else; links resolve; every Markdown table became a
+table; no page scrolls sideways; no code block scrolls sideways where it could wrap; no In [ ]: /
+Out[ ]: prompts; code uses a phone's whole width; a figure shrunk to fit opens at full size;
+nowhere "Call self as a function."; the sidebar groups the pages by family. Each check is shown
+to catch a made-up bad page.
 Outside CI, one screenshot per page and width goes to _build/screenshots/; wide_figures.txt there
 lists the figures wider than 1.5 times the column, which a reader must open to read."""
 
@@ -38,7 +39,7 @@ FLAGS = [
     '--no-first-run',
     '--disable-quic',
     # Pages of one site (file://) share a renderer process, and a page left is not kept alive for
-    # going back: the 144 page loads took about 12% less CPU time (2-core AMD EPYC).
+    # going back: the page loads took about 12% less CPU time (2-core AMD EPYC).
     '--disable-site-isolation-trials',
     '--disable-features=IsolateOrigins,site-per-process,BackForwardCache',
     '--process-per-site',
@@ -262,6 +263,22 @@ def tables_in_source(nb):
     return n
 
 
+# Chromium shows or hides a phone's scrollbars (Emulation.setScrollbarsHidden) in a page loaded
+# after, or once the page's scrollbars are made again: here, by taking them away for a moment. Then
+# two frames drawn: the page's resize listeners and media queries run at its next frame
+# (mkdocs-material's and figures.js), and what they change is drawn at the one after. (A box that
+# scrolls sideways keeps the scrollbar it had at a phone's width: none, 15 pixels of the page's
+# height that no check reads. A page loaded in a tab in the background has drawn no frame: its
+# sidebars, which mkdocs-material fits to the window at a frame, reach as far down as their links.)
+SETTLE = """(async () => {
+  const root = document.documentElement, style = root.getAttribute('style');
+  root.style.overflow = 'hidden';
+  root.offsetWidth;  // (reading it lays the page out without scrollbars)
+  if (style === null) root.removeAttribute('style'); else root.setAttribute('style', style);
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+})()"""
+
+
 # Every page loads in it, without a browser process each.
 class Browser:
     "One headless Chromium driven over its DevTools pipe."
@@ -292,7 +309,7 @@ class Browser:
         )
         os.close(to_chrome)
         os.close(from_chrome)
-        self.buf, self.n, self.loads = b'', 0, []
+        self.buf, self.n, self.loads, self.width = b'', 0, [], {}
 
     def _next(self):
         "The next message from Chromium."
@@ -341,8 +358,8 @@ class Browser:
             deviceScaleFactor=1,
             mobile=False,
         )
-        if width < 600:
-            self.send('Emulation.setScrollbarsHidden', session, hidden=True)
+        self.send('Emulation.setScrollbarsHidden', session, hidden=width < 600)
+        self.width[session] = width
 
     def tab(self, width):
         "A new tab `width` pixels wide, its page events on; its session and target ids."
@@ -386,31 +403,45 @@ class Browser:
             shot.write_bytes(base64.b64decode(data))
         return r | {'width': width}
 
+    # Resizing a loaded page takes the CPU time of a frame or two, loading it again that of a load:
+    # 6 pages seen at both widths took 13 CPU-s loaded once each, 21 loaded at each width; the whole
+    # file took 288 CPU-s instead of 306 (2-core AMD EPYC shared with other work: one run each).
+    def reshape(self, session, width):
+        "Resize the loaded page of `session` to `width` and wait for it to settle there."
+        self.send('Page.bringToFront', session)  # a tab in the background draws no frames
+        self.resize(session, width)
+        self.send('Runtime.evaluate', session, awaitPromise=True, expression=SETTLE)
+
     # {(url, width): what PROBE found, plus the page's HTML at desktop width}; a screenshot of the
-    # page, down to MAX_SHOT pixels, saved as `shot` if given. Each width has tabs of its own, made
-    # that wide before they load anything (a tab resized after its load hung Chromium's screenshot),
-    # and each tab loads page after page: a new tab is a new renderer process, 0.5 CPU-s each.
+    # page, down to MAX_SHOT pixels, saved as `shot` if given. Each page loads once, at the
+    # narrowest of its widths, then is widened to the others in turn (see SETTLE). Each tab loads
+    # page after page: a new tab is a new renderer process, 0.5 CPU-s each.
     def visit(self, jobs, k=2):
-        "What PROBE found for each `(url, width, shot)` of `jobs`, `k` tabs loading at each width."
-        out, todo, loading = {}, list(jobs), {}
-        free = {w: [] for w in {w for _, w, _ in jobs}}
-        made = []
+        "What PROBE found for each `(url, width, shot)` of `jobs`, `k` tabs loading at once."
+        pages = {}
+        for url, width, shot in sorted(jobs, key=lambda job: job[1]):
+            pages.setdefault(url, []).append((width, shot))
+        out, todo, loading, free, made = {}, list(pages), {}, [], []
         while todo or loading:
-            for i, (url, width, shot) in enumerate(todo):
-                if free[width] or sum(w == width for _, w, _ in loading.values()) < k:
-                    if not free[width]:
-                        made.append(self.tab(width))
-                        free[width].append(made[-1][0])
-                    session = free[width].pop()
-                    self.go(session, url)
-                    loading[session] = url, width, shot
-                    del todo[i]
-                    break
-            else:
-                session = self.loaded()
-                url, width, shot = loading.pop(session)
+            if todo and (free or len(made) < k):
+                url = todo.pop(0)
+                narrowest = pages[url][0][0]
+                if not free:
+                    made.append(self.tab(narrowest))
+                    free.append(made[-1][0])
+                session = free.pop()
+                if self.width[session] != narrowest:
+                    self.resize(session, narrowest)
+                self.go(session, url)
+                loading[session] = url
+                continue
+            session = self.loaded()
+            url = loading.pop(session)
+            for i, (width, shot) in enumerate(pages[url]):
+                if i:
+                    self.reshape(session, width)
                 out[url, width] = self.probe(session, url, width, shot)
-                free[width].append(session)
+            free.append(session)
         for _, target in made:
             self.send('Target.closeTarget', targetId=target)
         return out
@@ -538,7 +569,8 @@ def test_hidden_cells_and_directives_are_not_shown(site):
         assert 'show_doc(' not in html, name  # echo: false cells show their output only
 
 
-# Each check is tried at both widths where it applies.
+# Each check is tried at both widths where it applies: the bad page is loaded at a phone's width,
+# then widened, as the site's pages are.
 def test_checks_catch_a_bad_page(site, tmp_path):
     "Each check of `CHECKS` finds what it looks for on a page made to have it."
     docs, _, browser = site
