@@ -71,9 +71,9 @@ docs: install
 # tests/test_docs_site.py builds the site and checks every page in headless Chromium (last, when pytest runs every test).
 # After `sync`, six streams side by side, none of which keeps the two cores busy alone: the notebooks, the docs site's
 # build and browser check, the data-parallel tests, the tests that kill and resume training processes, the registry's
-# tests (every `ci` preset trained) with the lock's, and the other tests. Each one's output is printed whole when it
-# ends, and any failure fails `test`. Streams of similar lengths end together, so that no core is left idle while one
-# long stream finishes on the other. `make pytest` runs all the tests in one process.
+# tests (every `ci` preset that no notebook trains) with the lock's, and the other tests. Each one's output is printed
+# whole when it ends, and any failure fails `test`. Streams of similar lengths end together, so that no core is left
+# idle while one long stream finishes on the other. `make pytest` runs all the tests in one process.
 DDP := tests/test_distributed.py
 KILLS := tests/test_resume.py tests/test_kill.py
 REGISTRY := tests/test_registry.py tests/test_lock.py
