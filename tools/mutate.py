@@ -617,15 +617,15 @@ MUTANTS = [
     M(
         'act-parity-verdict',
         '61_report.act',
-        "verdict='met' if err(p64) < 0.05 else 'not met',",
-        "verdict='met' if err(p64) < 0.5 else 'not met',",
+        "verdict='met' if _err(p64) < 0.05 else 'not met',",
+        "verdict='met' if _err(p64) < 0.5 else 'not met',",
         "parity's verdict holds ours against 50% error instead of the paper's 5%",
     ),
     M(
         'act-prefix-seeds',
         '61_report.act',
-        "if len(pre['tau=0.01']) >= 3 and mean(pre['tau=0.01']) < 0.05",
-        "if len(pre['tau=0.01']) >= 4 and mean(pre['tau=0.01']) < 0.05",
+        "if len(pre['tau=0.01']) >= 3 and _mean(pre['tau=0.01']) < 0.05",
+        "if len(pre['tau=0.01']) >= 4 and _mean(pre['tau=0.01']) < 0.05",
         'the prefix-parity verdict asks for four seeds where three were trained',
     ),
     # -------------------------------------------------------- looped transformers, function classes

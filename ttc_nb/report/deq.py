@@ -48,36 +48,110 @@ def fixed_point_log(folder, run) -> list:
     return [r for r in MetricsLog(Path(folder) / run / 'metrics.jsonl').read() if 'rho' in r]
 
 
-# %% ../../nbs/67_report.deq.ipynb #3049f5ad
-def reproduction(results) -> list:
-    "The reproduction rows of the DEQ papers and of Ahegbebu 2021, from `results`/deq."
-    R, pct = family_results(results, 'deq'), lambda x: f'{100 * x:.1f}%'
-    summary = lambda run: load_json(R / run / 'summary.json')
-    config = lambda run: load_json(R / run / 'config.json')['config']
-    wall = lambda run: summary(run)['wall_time_s']
-    valid = lambda run: [
+# %% ../../nbs/67_report.deq.ipynb #250af8b4
+def _pct(x) -> str:
+    "The share `x` as a percentage, to one decimal."
+    return f'{100 * x:.1f}%'
+
+
+def _config(R, run) -> dict:
+    "The configuration of `run` under `R`."
+    return load_json(R / run / 'config.json')['config']
+
+
+def _wall(R, run) -> float:
+    "The seconds `run` under `R` trained for."
+    return load_json(R / run / 'summary.json')['wall_time_s']
+
+
+def _valid(R, run) -> list:
+    "The share of validation puzzles `run` under `R` solved, at each of its evaluations."
+    return [
         r['valid_exact'] for r in MetricsLog(R / run / 'metrics.jsonl').read() if 'valid_exact' in r
     ]
-    # memory and time per update, from benchmarks/deq_memory.py
-    bench = load_json(R / 'memory.json')
+
+
+# %% ../../nbs/67_report.deq.ipynb #e909d398
+def _memory(R) -> tuple:
+    "The memory benchmark: peak MiB, seconds per update, by (model, iterations); iterations; scale."
+    bench = load_json(R / 'memory.json')  # from benchmarks/deq_memory.py
     mib = {(r['model'], r['iterations']): r['peak_mib'] for r in bench['results']}
     sec = {(r['model'], r['iterations']): r['s_per_update'] for r in bench['results']}
     its = sorted({n for _, n in mib})
-    deq, less = [mib['deq', n] for n in its], {n: 1 - mib['deq', n] / mib['rrn', n] for n in its}
-    bench_scale = (
+    scale = (
         f"one update of the `{bench['preset']}` preset's network and batch at {its[0]} to "
         f'{its[-1]} iterations, on {made_on(bench["env"])}'
     )
-    # accuracy against the unrolled RRN
+    return mib, sec, its, scale
+
+
+def _memory_row(R) -> dict:
+    "Bai et al. 2019: training memory constant in depth, up to 88% below the explicit network."
+    mib, sec, its, scale = _memory(R)
+    deq, less = [mib['deq', n] for n in its], {n: 1 - mib['deq', n] / mib['rrn', n] for n in its}
+    return dict(
+        figure='Bai et al. 2019, abstract and Table 3: training memory does not '
+        'grow with depth, up to 88% below the explicit network',
+        paper='constant in depth; up to 88% less',
+        scale=scale,
+        ours=f'DEQ {min(deq)} to {max(deq)} MiB at {its[0]} to {its[-1]} '
+        f'iterations; the unrolled RRN {mib["rrn", its[0]]} to '
+        f'{mib["rrn", its[-1]]} MiB; {less[its[-1]]:.0%} less at {its[-1]}',
+        verdict='met'
+        if max(deq) - min(deq) < 0.05 * min(deq) and min(less.values()) > 0
+        else 'not met',
+        why='flat in the iterations, so the saving grows with them: 88% '
+        f'or more from {min(n for n in its if less[n] >= 0.88)} '
+        f'iterations on; each update is slower ({sec["deq", its[0]]:.2f} '
+        f's against {sec["rrn", its[0]]:.2f} s at {its[0]} iterations)',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #7b31ea1c
+def _accuracy_row(R) -> dict:
+    "Bai et al. 2019: as accurate as the weight-tied network of as many parameters (the RRN)."
     at, rrn, best, rrn_best = (
         _solved(R, 'cpu'),
         _solved(R, 'rrn-cpu'),
         _best(R, 'cpu'),
         _best(R, 'rrn-cpu'),
     )
-    # stability: no cure, the Frobenius penalty, the cure
-    no_cure, cured = fixed_point_log(R, 'no-cure'), fixed_point_log(R, 'cured')
+    return dict(
+        figure='Bai et al. 2019, abstract and section 5: as accurate as the '
+        'weight-tied network of as many parameters',
+        paper='on par or better',
+        scale=_made(R, 'cpu', 'rrn-cpu'),
+        ours='test puzzles solved at the training iterations (DEQ 30, RRN 8): '
+        + ', '.join(f'{b} {_pct(at[b])} against {_pct(rrn[b])}' for b in at),
+        verdict='met' if all(at[b] >= rrn[b] for b in at) else 'not met',
+        why='at the iterations each network was trained for; run longer, the RRN solves more '
+        f'(27-33 givens: best {_pct(rrn_best["27-33"])} against {_pct(best["27-33"])}), and the '
+        'DEQ learned its accuracy unrolled, in pretraining',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #3f906cde
+def _instability_row(R) -> dict:
+    "Bai et al. 2021: equilibrium models bring potential instability; the run with no cure."
+    no_cure = fixed_point_log(R, 'no-cure')
     spent = [r for r in no_cure if r['update'] >= 60]
+    return dict(
+        figure='Bai et al. 2021, abstract: equilibrium models bring potential instability',
+        paper='unstable fixed-point solves',
+        scale=_made(R, 'no-cure'),
+        ours='spectral radius past 1 at update '
+        f'{next(r["update"] for r in no_cure if r["rho"] >= 1)}; from update 60 '
+        f'on, every forward solve ran its {int(max(r["iters"] for r in spent))} '
+        'iterations without meeting the tolerance',
+        verdict='met' if all(r['unconverged'] == 1 for r in spent) else 'not met',
+        why='unstable within the first hundred updates, but '
+        'accuracy kept rising: no collapse in 1,000 updates',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #5fc9c28a
+def _frobenius_row(R) -> dict:
+    "Bai et al. 2021: the Jacobian (Frobenius) penalty stabilises the forward and backward solves."
     frob = {p: fixed_point_log(R, f'probes/{p}-jac_reg=1') for p in ('implicit', 'phantom')}
     back = {
         p: next(r['update'] for r in recs if r['rho'] > 0.99 and r['update'] > 100)
@@ -86,112 +160,104 @@ def reproduction(results) -> list:
     after = {
         p: min(r['unconverged'] for r in recs if r['update'] >= back[p]) for p, recs in frob.items()
     }
-    c = config('probes/implicit-jac_reg=1')
+    c = _config(R, 'probes/implicit-jac_reg=1')
     D = (c['box'][0] * c['box'][1]) ** 2 * 2 * c['hidden']  # the state: [h; s] of every cell
-    # the phantom gradient against the implicit one, at the same budgets and learning rate
+    cured = fixed_point_log(R, 'cured')
+    return dict(
+        figure='Bai et al. 2021, abstract: the Jacobian (Frobenius) penalty '
+        'stabilises the forward and backward solves',
+        paper='stable solves',
+        scale=_made(R, 'probes/implicit-jac_reg=1', 'probes/phantom-jac_reg=1'),
+        ours=f'gamma = 1: the radius back at 1 by update {back["implicit"]} (implicit '
+        f'gradients) and {back["phantom"]} (phantom); from then on {min(after.values()):.0%} '
+        'or more of the solves missed the tolerance',
+        verdict='met' if max(after.values()) < 0.5 else 'not met',
+        why=f"the norm averages over the state's {D:,} directions while a few saturated forget "
+        'gates reach a gain of 1; our cap and radius penalty (`cured`) kept the radius at most '
+        f'{max(r["rho"] for r in cured):.2f} over {cured[-1]["update"]:,} updates, every solve '
+        'converged, but learned slowly',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #4aa1a4c3
+def _phantom_row(R) -> dict:
+    "Geng et al. 2021: the phantom gradient trains about 1.7 times faster than the implicit one."
     ph, im = 'probes/phantom-train_steps=16-lr=2e-3', 'probes/train_steps=16-back_iters=16-lr=2e-3'
-    per = {run: wall(run) / config(run)['updates'] for run in (ph, im)}
+    per = {run: _wall(R, run) / _config(R, run)['updates'] for run in (ph, im)}
     ph_log = fixed_point_log(R, ph)
     above = sum(r['rho'] > 1 for r in ph_log)
+    return dict(
+        figure='Geng et al. 2021, abstract: the phantom gradient trains about 1.7 times '
+        'faster than the implicit one, as accurately or more',
+        paper='backward passes about 1.7x faster, accuracy as good or better',
+        scale=_made(R, ph, im),
+        ours=f'{per[im] / per[ph]:.1f} times faster per whole update ({per[ph]:.2f} s against '
+        f'{per[im]:.2f} s); 34-45 givens solved at best {_pct(_best(R, ph)["34-45"])} against '
+        f'{_pct(_best(R, im)["34-45"])}',
+        verdict='not comparable',
+        why='faster and more accurate, as in the paper, but its spectral radius was above 1 at '
+        f'{above} of {len(ph_log)} logged updates: the network it trained has no fixed '
+        'point, so it is not the implicit model the paper trains',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #9fd8e73b
+def _write_up_row(R) -> dict:
+    'Ahegbebu 2021, "Wrapping Up": the DEQ GNN faster, more accurate and lighter than the GNN.'
+    mib, _, its, _ = _memory(R)
+    at, rrn = _solved(R, 'cpu'), _solved(R, 'rrn-cpu')
+    return dict(
+        figure='Ahegbebu 2021, "Wrapping Up": the DEQ GNN trains faster, is more accurate '
+        'and uses less memory than the GNN',
+        paper='faster, more accurate, less memory',
+        scale=_made(R, 'cpu', 'rrn-cpu'),
+        ours=f'{_wall(R, "cpu"):.0f} s against {_wall(R, "rrn-cpu"):.0f} s of training; 34-45 '
+        f'givens solved {_pct(at["34-45"])} against {_pct(rrn["34-45"])}; {mib["deq", its[0]]} '
+        f'against {mib["rrn", its[0]]} MiB at {its[0]} iterations',
+        verdict='met'
+        if (
+            _wall(R, 'cpu') < _wall(R, 'rrn-cpu')
+            and at['34-45'] > rrn['34-45']
+            and mib['deq', its[0]] < mib['rrn', its[0]]
+        )
+        else 'not met',
+        why='with the unrolled pretraining and the capped forget gate of the `cpu` preset; at '
+        'the iterations each was trained for',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #69d5cf35
+def _collapse_row(R) -> dict:
+    'Ahegbebu 2021, "Wrapping Up": every run\'s accuracy collapsed, hours into training.'
+    return dict(
+        figure='Ahegbebu 2021, "Wrapping Up": every training '
+        "run's accuracy collapsed to "
+        'zero, hours into training',
+        paper='collapse after hours',
+        scale=_made(R, 'no-cure', 'probes/cpu-one-thread'),
+        ours='no collapse: validation puzzles solved rose to '
+        f'{_pct(_valid(R, "no-cure")[-1])} and '
+        f'{_pct(_valid(R, "probes/cpu-one-thread")[-1])} at update 1,000 '
+        f'({_wall(R, "no-cure") / 60:.0f} and '
+        f'{_wall(R, "probes/cpu-one-thread") / 60:.0f} minutes)',
+        verdict='not comparable',
+        why='minutes of training at the `cpu` scale, not hours; the `gpu` preset, never run, '
+        'is sized to look for it',
+    )
+
+
+# %% ../../nbs/67_report.deq.ipynb #227032af
+def reproduction(results) -> list:
+    "The reproduction rows of the DEQ papers and of Ahegbebu 2021, from `results`/deq."
+    R = family_results(results, 'deq')
     return [
-        dict(
-            figure='Bai et al. 2019, abstract and Table 3: training memory does not '
-            'grow with depth, up to 88% below the explicit network',
-            paper='constant in depth; up to 88% less',
-            scale=bench_scale,
-            ours=f'DEQ {min(deq)} to {max(deq)} MiB at {its[0]} to {its[-1]} '
-            f'iterations; the unrolled RRN {mib["rrn", its[0]]} to '
-            f'{mib["rrn", its[-1]]} MiB; {less[its[-1]]:.0%} less at {its[-1]}',
-            verdict='met'
-            if max(deq) - min(deq) < 0.05 * min(deq) and min(less.values()) > 0
-            else 'not met',
-            why='flat in the iterations, so the saving grows with them: 88% '
-            f'or more from {min(n for n in its if less[n] >= 0.88)} '
-            f'iterations on; each update is slower ({sec["deq", its[0]]:.2f} '
-            f's against {sec["rrn", its[0]]:.2f} s at {its[0]} iterations)',
-        ),
-        dict(
-            figure='Bai et al. 2019, abstract and section 5: as accurate as the '
-            'weight-tied network of as many parameters',
-            paper='on par or better',
-            scale=_made(R, 'cpu', 'rrn-cpu'),
-            ours='test puzzles solved at the training iterations (DEQ 30, RRN 8): '
-            + ', '.join(f'{b} {pct(at[b])} against {pct(rrn[b])}' for b in at),
-            verdict='met' if all(at[b] >= rrn[b] for b in at) else 'not met',
-            why='at the iterations each network was trained for; run longer, the RRN solves more '
-            f'(27-33 givens: best {pct(rrn_best["27-33"])} against {pct(best["27-33"])}), and the '
-            'DEQ learned its accuracy unrolled, in pretraining',
-        ),
-        dict(
-            figure='Bai et al. 2021, abstract: equilibrium models bring potential instability',
-            paper='unstable fixed-point solves',
-            scale=_made(R, 'no-cure'),
-            ours='spectral radius past 1 at update '
-            f'{next(r["update"] for r in no_cure if r["rho"] >= 1)}; from update 60 '
-            f'on, every forward solve ran its {int(max(r["iters"] for r in spent))} '
-            'iterations without meeting the tolerance',
-            verdict='met' if all(r['unconverged'] == 1 for r in spent) else 'not met',
-            why='unstable within the first hundred updates, but '
-            'accuracy kept rising: no collapse in 1,000 updates',
-        ),
-        dict(
-            figure='Bai et al. 2021, abstract: the Jacobian (Frobenius) penalty '
-            'stabilises the forward and backward solves',
-            paper='stable solves',
-            scale=_made(R, 'probes/implicit-jac_reg=1', 'probes/phantom-jac_reg=1'),
-            ours=f'gamma = 1: the radius back at 1 by update {back["implicit"]} (implicit '
-            f'gradients) and {back["phantom"]} (phantom); from then on {min(after.values()):.0%} '
-            'or more of the solves missed the tolerance',
-            verdict='met' if max(after.values()) < 0.5 else 'not met',
-            why=f"the norm averages over the state's {D:,} directions while a few saturated forget "
-            'gates reach a gain of 1; our cap and radius penalty (`cured`) kept the radius at most '
-            f'{max(r["rho"] for r in cured):.2f} over {cured[-1]["update"]:,} updates, every solve '
-            'converged, but learned slowly',
-        ),
-        dict(
-            figure='Geng et al. 2021, abstract: the phantom gradient trains about 1.7 times '
-            'faster than the implicit one, as accurately or more',
-            paper='backward passes about 1.7x faster, accuracy as good or better',
-            scale=_made(R, ph, im),
-            ours=f'{per[im] / per[ph]:.1f} times faster per whole update ({per[ph]:.2f} s against '
-            f'{per[im]:.2f} s); 34-45 givens solved at best {pct(_best(R, ph)["34-45"])} against '
-            f'{pct(_best(R, im)["34-45"])}',
-            verdict='not comparable',
-            why='faster and more accurate, as in the paper, but its spectral radius was above 1 at '
-            f'{above} of {len(ph_log)} logged updates: the network it trained has no fixed '
-            'point, so it is not the implicit model the paper trains',
-        ),
-        dict(
-            figure='Ahegbebu 2021, "Wrapping Up": the DEQ GNN trains faster, is more accurate '
-            'and uses less memory than the GNN',
-            paper='faster, more accurate, less memory',
-            scale=_made(R, 'cpu', 'rrn-cpu'),
-            ours=f'{wall("cpu"):.0f} s against {wall("rrn-cpu"):.0f} s of training; 34-45 givens '
-            f'solved {pct(at["34-45"])} against {pct(rrn["34-45"])}; {mib["deq", its[0]]} against '
-            f'{mib["rrn", its[0]]} MiB at {its[0]} iterations',
-            verdict='met'
-            if (
-                wall('cpu') < wall('rrn-cpu')
-                and at['34-45'] > rrn['34-45']
-                and mib['deq', its[0]] < mib['rrn', its[0]]
-            )
-            else 'not met',
-            why='with the unrolled pretraining and the capped forget gate of the `cpu` preset; at '
-            'the iterations each was trained for',
-        ),
-        dict(
-            figure='Ahegbebu 2021, "Wrapping Up": every training '
-            "run's accuracy collapsed to "
-            'zero, hours into training',
-            paper='collapse after hours',
-            scale=_made(R, 'no-cure', 'probes/cpu-one-thread'),
-            ours=f'no collapse: validation puzzles solved rose to {pct(valid("no-cure")[-1])} and '
-            f'{pct(valid("probes/cpu-one-thread")[-1])} at update 1,000 '
-            f'({wall("no-cure") / 60:.0f} and {wall("probes/cpu-one-thread") / 60:.0f} minutes)',
-            verdict='not comparable',
-            why='minutes of training at the `cpu` scale, not hours; the `gpu` preset, never run, '
-            'is sized to look for it',
-        ),
+        _memory_row(R),
+        _accuracy_row(R),
+        _instability_row(R),
+        _frobenius_row(R),
+        _phantom_row(R),
+        _write_up_row(R),
+        _collapse_row(R),
     ]
 
 

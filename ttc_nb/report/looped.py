@@ -121,129 +121,179 @@ RUN_NOTES = {
 }  # {run directory under results/looped/linear: what it showed}
 
 
-# %% ../../nbs/65_report.looped.ipynb #c3581815
+# %% ../../nbs/65_report.looped.ipynb #959f6694
+def _errors(R, run) -> dict:
+    "The per-k errors of `run` under `R` after each of its loop counts, from its `by_k.json`."
+    return load_json(R / run / 'by_k.json')
+
+
+def _config(R, run) -> dict:
+    "The configuration of `run` under `R`, its lists made tuples again (JSON wrote them as lists)."
+    return {
+        k: tuple(v) if isinstance(v, list) else v
+        for k, v in load_json(R / run / 'config.json')['config'].items()
+    }
+
+
+def _params(R, run) -> int:
+    "The parameters of the model of `run` under `R`, outside its embeddings."
+    return n_params(looped_model(LoopedConfig(**_config(R, run))), embeddings=False)
+
+
+def _scales(R, *runs) -> str:
+    "How each of `runs` under `R` was made (`run_scale`), after its name."
+    return '; '.join(f'{run}: {run_scale(R / run)}' for run in runs)
+
+
+def _targets(R, run, baselines) -> dict:
+    "The loop targets of `run` under `R`, against the least squares of the file `baselines`."
+    c = _config(R, run)
+    ls = load_json(R / 'linear' / baselines)['least_squares']['mean']
+    return loop_targets(_errors(R, run), c['train_steps'], ls, c['d'])
+
+
+def _setting(R) -> tuple:
+    "The trained loops b, the dimension d and k = 2d, the last position, of the linear preset."
+    c = _config(R, 'linear/looped-cpu')
+    return c['train_steps'], c['d'], 2 * c['d']
+
+
+# %% ../../nbs/65_report.looped.ipynb #987d5bf5
+def _linear_row(R) -> dict:
+    "Yang et al. 2024, Figure 2, right: the looped model against 12 blocks and least squares."
+    b, d, k = _setting(R)
+    lo, st = _errors(R, 'linear/looped-cpu')[str(b)], _errors(R, 'linear/standard-cpu')['1']
+    t = _targets(R, 'linear/looped-cpu', 'baselines-cpu.json')
+    ok = lo['mean'][k] <= st['high'][k] and t['err'] <= 0.05 and t['ratio'] <= 2
+    return dict(
+        figure='Yang et al. 2024, Figure 2, right: linear regression',
+        paper='one block, looped, matches a 12-block transformer and least squares '
+        'with 1/12 of its parameters (d = 20, width 256)',
+        ours=f'at k = 2d: looped {lo["mean"][k]:.4f}, 12 blocks {st["mean"][k]:.4f} '
+        f'(band to {st["high"][k]:.4f}); k < d: at most {t["ratio"]:.2f} times least squares; '
+        f'1/{_params(R, "linear/standard-cpu") / _params(R, "linear/looped-cpu"):.1f} '
+        'of the parameters',
+        scale=_scales(R, 'linear/looped-cpu', 'linear/standard-cpu'),
+        verdict='met' if ok else 'not met',
+        why="inside the standard model's band at k = 2d and on least squares below k = d"
+        if ok
+        else "outside the standard model's band at k = 2d, or off least squares below k = d",
+    )
+
+
+# %% ../../nbs/65_report.looped.ipynb #f0867382
+def _more_loops_row(R) -> dict:
+    "Yang et al. 2024, Figure 2, left: the error kept at a fixed point far past the trained loops."
+    b, d, _ = _setting(R)
+    t = _targets(R, 'linear/looped-cpu', 'baselines-cpu.json')
+    c10 = _config(R, 'linear/looped-d10-cpu')
+    t10 = _targets(R, 'linear/looped-d10-cpu', 'baselines-d10-cpu.json')
+    ok = max(t['change'], t10['change']) <= 0.1
+    return dict(
+        figure='Yang et al. 2024, Figure 2, left: more loops than trained',
+        paper='trained for 30 loops, the looped model keeps its error '
+        'at a fixed point far past them',
+        ours='largest change over k ≥ 1 from b to 20b loops: '
+        f'{t["change"]:.0%} (d = {d}, b = {b}), '
+        f'{t10["change"]:.1%} (d = {c10["d"]}, b = {c10["train_steps"]})',
+        scale=_scales(R, 'linear/looped-cpu', 'linear/looped-d10-cpu'),
+        verdict='met' if ok else 'not met',
+        why='both within our 10% to 20 times their trained loops'
+        if ok
+        else 'a change past our 10%',
+    )
+
+
+# %% ../../nbs/65_report.looped.ipynb #f636837a
+# Yang et al. 2024, Figure 3: {task: (the class in words, the paper's claim of the looped model)}
+_CLAIMS = dict(
+    sparse_linear=(
+        'sparse linear regression',
+        'beats the standard transformer (d = 20, 3 nonzero weights)',
+    ),
+    tree=('decision trees', 'matches the standard transformer (d = 20, depth 4)'),
+    relu2nn=(
+        '2-layer ReLU networks',
+        'matches the standard transformer (d = 20, 100 hidden units)',
+    ),
+)
+
+
+def _still_learning(R, task) -> str:
+    "The why of a class not met: the looped run's validation error half-way and at its end."
+    v = {
+        r['update']: r['valid_err']
+        for r in MetricsLog(R / task / 'looped-cpu' / 'metrics.jsonl').read()
+        if 'valid_err' in r
+    }
+    mid, end = sorted(v)[len(v) // 2 - 1], max(v)  # half-way, and the end
+    return (
+        f'still learning when its {end:,} updates ended '
+        f'({v[mid]:.2f} at update {mid:,}, {v[end]:.2f} at the end); '
+        'the standard model learned the class in the same updates'
+    )
+
+
+# %% ../../nbs/65_report.looped.ipynb #4e5f9957
+def _class_row(R, task, name, claim) -> dict:
+    "Yang et al. 2024, Figure 3: the looped model against the standard one on the class `task`."
+    b, _, k = _setting(R)
+    lo, st = _errors(R, f'{task}/looped-cpu')[str(b)], _errors(R, f'{task}/standard-cpu')['1']
+    bl = load_json(R / task / 'baselines-cpu.json')
+    best = min(bl, key=lambda n: bl[n]['mean'][k])
+    below = lo['mean'][k] < st['mean'][k]
+    ok = below if task == 'sparse_linear' else lo['mean'][k] <= st['high'][k]
+    every = all(lo['mean'][j] < min(v['mean'][j] for v in bl.values()) for j in range(1, k + 1))
+    num = lambda x: f'{x:.4f}' if x >= 1e-4 else 'below 0.0001'
+    return dict(
+        figure=f'Yang et al. 2024, Figure 3: {name}',
+        paper=f'the looped model {claim}',
+        ours=f'at k = 2d: looped {num(lo["mean"][k])}, standard {num(st["mean"][k])}, '
+        f'best baseline ({best.replace("_", " ")}) {num(bl[best]["mean"][k])}',
+        scale=_scales(R, f'{task}/looped-cpu', f'{task}/standard-cpu'),
+        verdict='met' if ok else 'not met',
+        why=(
+            ('below the standard model' if below else "inside the standard model's band")
+            + ' at k = 2d'
+            + (', and below every baseline at every k ≥ 1' if every else '')
+        )
+        if ok
+        else _still_learning(R, task),
+    )
+
+
+# %% ../../nbs/65_report.looped.ipynb #45a5b05b
+def _garg_row(R) -> dict:
+    "Garg et al. 2022, Figure 2: 12 blocks against least squares, averaging and nearest neighbours."
+    _, d, k = _setting(R)
+    base = load_json(R / 'linear' / 'baselines-cpu.json')
+    st = _errors(R, 'linear/standard-cpu')['1']
+    ratio = (np.array(st['mean'][:d]) / np.array(base['least_squares']['mean'][:d])).max()
+    ok = ratio <= 2 and st['mean'][k] <= 0.05
+    return dict(
+        figure='Garg et al. 2022, Figure 2: linear regression',
+        paper='a 12-layer transformer matches least squares '
+        'and beats 3-nearest neighbours and averaging '
+        '(d = 20)',
+        ours=f'12 blocks: at most {ratio:.2f} times least squares for k < d; '
+        f'{st["mean"][k]:.4f} at k = 2d, '
+        f'against averaging {base["averaging"]["mean"][k]:.2f} '
+        f'and 3-nearest neighbours {base["nearest_neighbours"]["mean"][k]:.2f}',
+        scale=_scales(R, 'linear/standard-cpu'),
+        verdict='met' if ok else 'not met',
+        why='within the targets set for the looped model, far below the two weak baselines'
+        if ok
+        else 'outside the targets set for the looped model',
+    )
+
+
+# %% ../../nbs/65_report.looped.ipynb #fd0491f7
 def reproduction(results) -> list:
     "The reproduction rows of Yang et al. 2024 and Garg et al. 2022, from `results`/looped."
     R = family_results(results, 'looped')
-    errors = lambda run: load_json(R / run / 'by_k.json')
-    config = lambda run: {
-        k: tuple(v) if isinstance(v, list) else v  # JSON wrote tuples as lists
-        for k, v in load_json(R / run / 'config.json')['config'].items()
-    }
-    scale = lambda *runs: '; '.join(f'{run}: {run_scale(R / run)}' for run in runs)
-    num = lambda x: f'{x:.4f}' if x >= 1e-4 else 'below 0.0001'
-    params = lambda run: n_params(looped_model(LoopedConfig(**config(run))), embeddings=False)
-    c = config('linear/looped-cpu')
-    b, d, k = c['train_steps'], c['d'], 2 * c['d']  # k = 2d, the last position
-    base = load_json(R / 'linear' / 'baselines-cpu.json')
-    ls = base['least_squares']['mean']
-    lo, st = errors('linear/looped-cpu')[str(b)], errors('linear/standard-cpu')['1']
-    t = loop_targets(errors('linear/looped-cpu'), b, ls, d)
-    ok = lo['mean'][k] <= st['high'][k] and t['err'] <= 0.05 and t['ratio'] <= 2
-    rows = [
-        dict(
-            figure='Yang et al. 2024, Figure 2, right: linear regression',
-            paper='one block, looped, matches a 12-block transformer and least squares '
-            'with 1/12 of its parameters (d = 20, width 256)',
-            ours=f'at k = 2d: looped {lo["mean"][k]:.4f}, 12 blocks {st["mean"][k]:.4f} '
-            f'(band to {st["high"][k]:.4f}); k < d: at most {t["ratio"]:.2f} times least squares; '
-            f'1/{params("linear/standard-cpu") / params("linear/looped-cpu"):.1f} '
-            'of the parameters',
-            scale=scale('linear/looped-cpu', 'linear/standard-cpu'),
-            verdict='met' if ok else 'not met',
-            why="inside the standard model's band at k = 2d and on least squares below k = d"
-            if ok
-            else "outside the standard model's band at k = 2d, or off least squares below k = d",
-        )
+    return [
+        _linear_row(R),
+        _more_loops_row(R),
+        *(_class_row(R, task, *claim) for task, claim in _CLAIMS.items()),
+        _garg_row(R),
     ]
-    c10 = config('linear/looped-d10-cpu')
-    t10 = loop_targets(
-        errors('linear/looped-d10-cpu'),
-        c10['train_steps'],
-        load_json(R / 'linear' / 'baselines-d10-cpu.json')['least_squares']['mean'],
-        c10['d'],
-    )
-    ok = max(t['change'], t10['change']) <= 0.1
-    rows.append(
-        dict(
-            figure='Yang et al. 2024, Figure 2, left: more loops than trained',
-            paper='trained for 30 loops, the looped model keeps its error '
-            'at a fixed point far past them',
-            ours='largest change over k ≥ 1 from b to 20b loops: '
-            f'{t["change"]:.0%} (d = {d}, b = {b}), '
-            f'{t10["change"]:.1%} (d = {c10["d"]}, b = {c10["train_steps"]})',
-            scale=scale('linear/looped-cpu', 'linear/looped-d10-cpu'),
-            verdict='met' if ok else 'not met',
-            why='both within our 10% to 20 times their trained loops'
-            if ok
-            else 'a change past our 10%',
-        )
-    )
-    claims = dict(
-        sparse_linear=(
-            'sparse linear regression',
-            'beats the standard transformer (d = 20, 3 nonzero weights)',
-        ),
-        tree=('decision trees', 'matches the standard transformer (d = 20, depth 4)'),
-        relu2nn=(
-            '2-layer ReLU networks',
-            'matches the standard transformer (d = 20, 100 hidden units)',
-        ),
-    )
-    for task, (name, claim) in claims.items():
-        lo, st = errors(f'{task}/looped-cpu')[str(b)], errors(f'{task}/standard-cpu')['1']
-        bl = load_json(R / task / 'baselines-cpu.json')
-        best = min(bl, key=lambda n: bl[n]['mean'][k])
-        below = lo['mean'][k] < st['mean'][k]
-        ok = below if task == 'sparse_linear' else lo['mean'][k] <= st['high'][k]
-        every = all(lo['mean'][j] < min(v['mean'][j] for v in bl.values()) for j in range(1, k + 1))
-        if ok:
-            why = (
-                ('below the standard model' if below else "inside the standard model's band")
-                + ' at k = 2d'
-                + (', and below every baseline at every k ≥ 1' if every else '')
-            )
-        else:
-            v = {
-                r['update']: r['valid_err']
-                for r in MetricsLog(R / task / 'looped-cpu' / 'metrics.jsonl').read()
-                if 'valid_err' in r
-            }
-            mid, end = sorted(v)[len(v) // 2 - 1], max(v)  # half-way, and the end
-            why = (
-                f'still learning when its {end:,} updates ended '
-                f'({v[mid]:.2f} at update {mid:,}, {v[end]:.2f} at the end); '
-                'the standard model learned the class in the same updates'
-            )
-        rows.append(
-            dict(
-                figure=f'Yang et al. 2024, Figure 3: {name}',
-                paper=f'the looped model {claim}',
-                ours=f'at k = 2d: looped {num(lo["mean"][k])}, standard {num(st["mean"][k])}, '
-                f'best baseline ({best.replace("_", " ")}) {num(bl[best]["mean"][k])}',
-                scale=scale(f'{task}/looped-cpu', f'{task}/standard-cpu'),
-                verdict='met' if ok else 'not met',
-                why=why,
-            )
-        )
-    st = errors('linear/standard-cpu')['1']
-    ratio = (np.array(st['mean'][:d]) / np.array(ls[:d])).max()
-    ok = ratio <= 2 and st['mean'][k] <= 0.05
-    rows.append(
-        dict(
-            figure='Garg et al. 2022, Figure 2: linear regression',
-            paper='a 12-layer transformer matches least squares '
-            'and beats 3-nearest neighbours and averaging '
-            '(d = 20)',
-            ours=f'12 blocks: at most {ratio:.2f} times least squares for k < d; '
-            f'{st["mean"][k]:.4f} at k = 2d, '
-            f'against averaging {base["averaging"]["mean"][k]:.2f} '
-            f'and 3-nearest neighbours {base["nearest_neighbours"]["mean"][k]:.2f}',
-            scale=scale('linear/standard-cpu'),
-            verdict='met' if ok else 'not met',
-            why='within the targets set for the looped model, far below the two weak baselines'
-            if ok
-            else 'outside the targets set for the looped model',
-        )
-    )
-    return rows

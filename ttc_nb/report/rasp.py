@@ -69,48 +69,33 @@ def _scale(runs: dict) -> str:
     )
 
 
-# %% ../../nbs/64_report.rasp.ipynb #b53fe0e9
-def reproduction(results) -> list:
-    "The reproduction rows of Weiss et al. 2021, from the analysis and the runs in `results`."
-    runs = run_summaries(results)
-    match = load_json(family_results(results, 'rasp') / 'attention.json')
-    scale, pct = _scale(runs), lambda x: f'{100 * x:.2f}%'
+# %% ../../nbs/64_report.rasp.ipynb #70e9d26c
+_SEVEN = [p for p in TABLE1_PROGRAMS if p != 'dyck2_ptf']  # Table 1 but Dyck-2
+
+
+def _pct(x) -> str:
+    "The share `x` as a percentage, to two decimals."
+    return f'{100 * x:.2f}%'
+
+
+def _sizes(d) -> str:
+    "The layers and most heads in a layer of each of the seven programs, {program: (l, h)} `d`."
+    return ', '.join(f'{p} {d[p][0]}/{d[p][1]}' for p in _SEVEN)
+
+
+# %% ../../nbs/64_report.rasp.ipynb #738a4e15
+def _size_rows() -> list:
+    "Table 1's layers and most heads in a layer, from the analysis: seven programs, then Dyck-2."
     counts = {p: analyse(library(p).output) for p in TABLE1_PROGRAMS}
     ours = {p: (a.layers, max(a.head_counts)) for p, a in counts.items()}
-    seven = [p for p in TABLE1_PROGRAMS if p != 'dyck2_ptf']
-    sizes = lambda d: ', '.join(f'{p} {d[p][0]}/{d[p][1]}' for p in seven)
     d2 = counts['dyck2_ptf']
-    acc = {p: runs[p, 'predicted']['acc'] for p in TABLE1_PROGRAMS}
-    low, most_freq = min(acc, key=acc.get), PAPER_ACC['most_freq_bos', 'predicted']
-    sup = [r for r in match if r['run'] == 'supervised']
-    sup_match = min(r['match'] for r in sup)
-    sup_acc = min(runs[p, 'supervised']['acc'] for p in TABLE1_PROGRAMS)
-    own = [
-        p
-        for p in TABLE1_PROGRAMS
-        if all(
-            r['best_match'] >= 0.95 for r in match if (r['program'], r['run']) == (p, 'predicted')
-        )
-    ]
-
-    def fewer(p):
-        return dict(
-            figure=f'Table 1: {p} with one layer fewer, accuracy per position',
-            paper=f'{PAPER_ACC[p, "layers-1"]}%',
-            ours=pct(runs[p, 'layers-1']['acc']),
-            scale=scale,
-            verdict='not comparable',
-            why='a layer fewer fails here too, but on inputs of at most 10 tokens one layer gets '
-            "far more positions right than on the paper's inputs of up to 100",
-        )
-
     return [
         dict(
             figure='Table 1: layers and most heads in a layer of seven programs (all but Dyck-2)',
-            paper=sizes(PAPER_COUNTS),
-            ours=sizes(ours),
+            paper=_sizes(PAPER_COUNTS),
+            ours=_sizes(ours),
             scale='the library programs, analysed; no training',
-            verdict='met' if all(ours[p] == PAPER_COUNTS[p] for p in seven) else 'not met',
+            verdict='met' if all(ours[p] == PAPER_COUNTS[p] for p in _SEVEN) else 'not met',
             why="the analysis lays the same programs out by the paper's rules",
         ),
         dict(
@@ -123,23 +108,59 @@ def reproduction(results) -> list:
             "without it the authors' own program (tech-srl/RASP, paper_examples.rasp) is 4 layers, "
             'heads 1, 2, 1, 1, as ours',
         ),
-        dict(
-            figure='Table 1: accuracy per position at the predicted sizes, the lowest of the eight',
-            paper=f'{most_freq}% (most-freq)',
-            ours=f'{pct(acc[low])} ({low}); the other seven {pct(sorted(acc.values())[1])} or more',
-            scale=scale,
-            verdict='met' if 100 * acc[low] >= most_freq else 'not met',
-            why='every program is learned at its predicted size, the most-frequent sort least '
-            'well, as in the paper; on inputs of at most 10 tokens, not 100',
-        ),
-        fewer('reverse'),
-        fewer('hist2_bos'),
+    ]
+
+
+# %% ../../nbs/64_report.rasp.ipynb #c505056f
+def _fewer_row(runs: dict, p: str, scale: str) -> dict:
+    "Table 1: the accuracy per position of program `p` trained with one layer fewer."
+    return dict(
+        figure=f'Table 1: {p} with one layer fewer, accuracy per position',
+        paper=f'{PAPER_ACC[p, "layers-1"]}%',
+        ours=_pct(runs[p, 'layers-1']['acc']),
+        scale=scale,
+        verdict='not comparable',
+        why='a layer fewer fails here too, but on inputs of at most 10 tokens one layer gets '
+        "far more positions right than on the paper's inputs of up to 100",
+    )
+
+
+def _accuracy_rows(runs: dict, scale: str) -> list:
+    "Table 1's accuracies per position: the lowest at the predicted sizes, then a layer fewer."
+    acc = {p: runs[p, 'predicted']['acc'] for p in TABLE1_PROGRAMS}
+    low, most_freq = min(acc, key=acc.get), PAPER_ACC['most_freq_bos', 'predicted']
+    at_size = dict(
+        figure='Table 1: accuracy per position at the predicted sizes, the lowest of the eight',
+        paper=f'{most_freq}% (most-freq)',
+        ours=f'{_pct(acc[low])} ({low}); the other seven {_pct(sorted(acc.values())[1])} or more',
+        scale=scale,
+        verdict='met' if 100 * acc[low] >= most_freq else 'not met',
+        why='every program is learned at its predicted size, the most-frequent sort least '
+        'well, as in the paper; on inputs of at most 10 tokens, not 100',
+    )
+    return [at_size, _fewer_row(runs, 'reverse', scale), _fewer_row(runs, 'hist2_bos', scale)]
+
+
+# %% ../../nbs/64_report.rasp.ipynb #38a391d4
+def _attention_rows(runs: dict, match: list, scale: str) -> list:
+    "Section 5's attention: with supervision toward the selectors, then without."
+    sup = [r for r in match if r['run'] == 'supervised']
+    sup_match = min(r['match'] for r in sup)
+    sup_acc = min(runs[p, 'supervised']['acc'] for p in TABLE1_PROGRAMS)
+    own = [
+        p
+        for p in TABLE1_PROGRAMS
+        if all(
+            r['best_match'] >= 0.95 for r in match if (r['program'], r['run']) == (p, 'predicted')
+        )
+    ]
+    return [
         dict(
             figure='Section 5 and Figure 1: trained with attention supervision, the heads attend '
             'as the selectors',
             paper='the heads follow the selectors',
             ours=f"every supervised head's most-attended key is selected in {100 * sup_match:.1f}% "
-            f'of the rows or more; accuracy per position {pct(sup_acc)} or more',
+            f'of the rows or more; accuracy per position {_pct(sup_acc)} or more',
             scale=scale + "; supervision weight 100, as in the authors' code",
             verdict='met' if sup_match >= 0.95 else 'not met',
             why='every head of every program follows its selector, and accuracy per position stays '
@@ -156,6 +177,15 @@ def reproduction(results) -> list:
             why='the other programs reach their accuracy with attention of their own',
         ),
     ]
+
+
+# %% ../../nbs/64_report.rasp.ipynb #72ffc21f
+def reproduction(results) -> list:
+    "The reproduction rows of Weiss et al. 2021, from the analysis and the runs in `results`."
+    runs = run_summaries(results)
+    match = load_json(family_results(results, 'rasp') / 'attention.json')
+    scale = _scale(runs)
+    return _size_rows() + _accuracy_rows(runs, scale) + _attention_rows(runs, match, scale)
 
 
 # %% ../../nbs/64_report.rasp.ipynb #1cf94135

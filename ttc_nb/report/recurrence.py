@@ -80,82 +80,101 @@ def plot_task(res: dict, metrics, title: str):
     return fig
 
 
-# %% ../../nbs/69_report.recurrence.ipynb #094b79a7
+# %% ../../nbs/69_report.recurrence.ipynb #b0da49ed
+_FIGURE = 'Ahegbebu 2021, "Wrapping Up", section "Recurrence Alone is Inadequate" (no figure)'
+_PAPER = dict(
+    paths='at equal training FLOPs, no number of test-time repetitions '
+    'brings the decoder whose top layer repeats '
+    'up to one trained for more updates or a larger one: '
+    '"not really" (US cities; sizes not given)',
+    sort='the same on sorting, '
+    '"even when models are trained with more than the n log n recurrence steps" '
+    'sorting needs (sizes not given)',
+)
+_MEASURES = dict(paths=('valid', 'shortest'), sort=('exact',))  # of the generated outputs
+_NAMES = dict(valid='valid paths', shortest='shortest paths', exact='rows sorted')
+
+
+def _comparison(R, task, preset) -> tuple:
+    "A comparison's summaries by model, the recurrent model's outputs, the baselines', its config."
+    run = lambda m, f: load_json(R / f'{task}-{preset}' / m / f)
+    s = {m: run(m, 'summary.json') for m in MODELS}
+    rec = run('recurrent', 'generated.json')
+    base = {m: run(m, 'generated.json')[0] for m in ('longer', 'deep')}
+    return s, rec, base, recorded_config(s['recurrent']['config'])
+
+
+# %% ../../nbs/69_report.recurrence.ipynb #d4f6a8cc
+def _ours(task, s, rec, base) -> str:
+    "What a comparison measured: the recurrent model at its best and at its most repetitions."
+    measures, last = _MEASURES[task], rec[-1]
+    best = {k: max(rec, key=lambda g: g[k]) for k in measures}  # the fewest repetitions at it
+    shares = lambda g: ', '.join(f'{g[k]:.1%}' for k in measures)
+    return (
+        'recurrent, at its best: '
+        + ', '.join(
+            f'{best[k][k]:.1%} {_NAMES[k]} ({best[k]["steps"]} repetitions)' for k in measures
+        )
+        + f'; at {last["steps"]}: {shares(last)}; '
+        + f'trained longer: {shares(base["longer"])}; '
+        + f'deeper ({s["deep"]["config"]["n_layers"]} blocks): {shares(base["deep"])}'
+    )
+
+
+def _scale(task, preset, s, c, last) -> str:
+    "How a comparison of `task` and `preset` was made, its recurrent model tested to `last`."
+    data = (
+        f'maps of {c.cities} drawn cities (cityDataset: about 30,000 US cities)'
+        if task == 'paths'
+        else f'rows of {c.length} numbers of {c.vocab}'
+    )
+    steps = f'{c.train_steps} training repetitions, tested to {last}' + (
+        ' = n log2 n (the write-up trained with more than n log n)' if task == 'sort' else ''
+    )
+    cure = ' (recall of the input, normalised state)' if c.norm else ''
+    return (
+        f'`{preset}` preset{cure}: {data}, '
+        f'decoders of width {c.d_model} and {c.n_layers} blocks, '
+        f'{steps}, '
+        f'{train_flops(c) / 1e12:.1f} training TFLOPs each; '
+        + made_on(*(x['env'] for x in s.values()))
+    )
+
+
+# %% ../../nbs/69_report.recurrence.ipynb #63129daa
+def _row(R, task, preset) -> dict:
+    "The row of the comparison of `task` under `preset`: the write-up's claim on that task."
+    s, rec, base, c = _comparison(R, task, preset)
+    measures = _MEASURES[task]
+    n = c.test_size if task == 'paths' else c.eval_size
+    best = {k: max(rec, key=lambda g: g[k]) for k in measures}
+    gap = {k: min(b[k] for b in base.values()) - best[k][k] for k in measures}
+    k = min(gap, key=gap.get)  # where it comes closest
+    met = all(v > 0 for v in gap.values())
+    unit = 'paths' if task == 'paths' else 'rows'
+    why = (
+        'below both baselines at every repetition count; '
+        f'at its best {100 * gap[k]:.1f} points '
+        f'({round(gap[k] * n)} of {n:,} {unit}) short of the weaker one on {_NAMES[k]}'
+        if met
+        else f'reaches a baseline on {_NAMES[k]} at {best[k]["steps"]} repetitions'
+    )
+    return dict(
+        figure=f'{_FIGURE}: {"shortest paths" if task == "paths" else "sorting"}'
+        + (', against the model cured of overthinking' if c.norm else ''),
+        paper=_PAPER[task],
+        ours=_ours(task, s, rec, base),
+        scale=_scale(task, preset, s, c, rec[-1]['steps']),
+        verdict='met' if met else 'not met',
+        why=why,
+    )
+
+
+# %% ../../nbs/69_report.recurrence.ipynb #083c0773
 def reproduction(results) -> list:
     'The reproduction rows of Ahegbebu 2021, "Wrapping Up", from `results`/recurrence.'
-    R, rows = family_results(results, 'recurrence'), []
-    figure = 'Ahegbebu 2021, "Wrapping Up", section "Recurrence Alone is Inadequate" (no figure)'
-    paper = dict(
-        paths='at equal training FLOPs, no number of test-time repetitions '
-        'brings the decoder whose top layer repeats '
-        'up to one trained for more updates or a larger one: '
-        '"not really" (US cities; sizes not given)',
-        sort='the same on sorting, '
-        '"even when models are trained with more than the n log n recurrence steps" '
-        'sorting needs (sizes not given)',
-    )
-    for task, measures in (('paths', ('valid', 'shortest')), ('sort', ('exact',))):
-        for preset in ('cpu', 'cpu-cured'):
-            run = lambda m, f: load_json(R / f'{task}-{preset}' / m / f)
-            s = {m: run(m, 'summary.json') for m in MODELS}
-            rec = run('recurrent', 'generated.json')
-            base = {m: run(m, 'generated.json')[0] for m in ('longer', 'deep')}
-            c = recorded_config(s['recurrent']['config'])
-            n = c.test_size if task == 'paths' else c.eval_size
-            # the fewest repetitions at the best
-            best = {k: max(rec, key=lambda g: g[k]) for k in measures}
-            gap = {k: min(b[k] for b in base.values()) - best[k][k] for k in measures}
-            k = min(gap, key=gap.get)  # where it comes closest
-            name = dict(valid='valid paths', shortest='shortest paths', exact='rows sorted')
-            last, shares = rec[-1], lambda g: ', '.join(f'{g[k]:.1%}' for k in measures)
-            ours = (
-                'recurrent, at its best: '
-                + ', '.join(
-                    f'{best[k][k]:.1%} {name[k]} ({best[k]["steps"]} repetitions)' for k in measures
-                )
-                + f'; at {last["steps"]}: {shares(last)}; '
-                + f'trained longer: {shares(base["longer"])}; '
-                + f'deeper ({s["deep"]["config"]["n_layers"]} blocks): {shares(base["deep"])}'
-            )
-            data = (
-                f'maps of {c.cities} drawn cities (cityDataset: about 30,000 US cities)'
-                if task == 'paths'
-                else f'rows of {c.length} numbers of {c.vocab}'
-            )
-            steps = f'{c.train_steps} training repetitions, tested to {last["steps"]}' + (
-                ' = n log2 n (the write-up trained with more than n log n)'
-                if task == 'sort'
-                else ''
-            )
-            cure = ' (recall of the input, normalised state)' if c.norm else ''
-            scale = (
-                f'`{preset}` preset{cure}: {data}, '
-                f'decoders of width {c.d_model} and {c.n_layers} blocks, '
-                f'{steps}, '
-                f'{train_flops(c) / 1e12:.1f} training TFLOPs each; '
-                + made_on(*(x['env'] for x in s.values()))
-            )
-            met = all(v > 0 for v in gap.values())
-            unit = 'paths' if task == 'paths' else 'rows'
-            why = (
-                'below both baselines at every repetition count; '
-                f'at its best {100 * gap[k]:.1f} points '
-                f'({round(gap[k] * n)} of {n:,} {unit}) short of the weaker one on {name[k]}'
-                if met
-                else f'reaches a baseline on {name[k]} at {best[k]["steps"]} repetitions'
-            )
-            rows.append(
-                dict(
-                    figure=f'{figure}: {"shortest paths" if task == "paths" else "sorting"}'
-                    + (', against the model cured of overthinking' if c.norm else ''),
-                    paper=paper[task],
-                    ours=ours,
-                    scale=scale,
-                    verdict='met' if met else 'not met',
-                    why=why,
-                )
-            )
-    return rows
+    R = family_results(results, 'recurrence')
+    return [_row(R, task, preset) for task in ('paths', 'sort') for preset in ('cpu', 'cpu-cured')]
 
 
 # %% ../../nbs/69_report.recurrence.ipynb #rcnotes1
@@ -173,60 +192,63 @@ def recurrence_measure(s) -> dict:
     }
 
 
-# %% ../../nbs/69_report.recurrence.ipynb #4b4d4675
-def recurrence_notes(results) -> dict:
-    "{probe: what it showed} of the probes under `results`/recurrence/probes."
-    R = family_results(results, 'recurrence') / 'probes'
+# %% ../../nbs/69_report.recurrence.ipynb #839ea20f
+def _gap(R, probe) -> str:
+    "Points from a probe's best share of rows right down to its share at the most repetitions."
+    right = {r['steps']: r['exact'] for r in load_json(R / probe / 'curve.json')}
+    return (
+        f'{100 * (max(right.values()) - right[max(right)]):.1f} points below its best '
+        f'at {max(right)}'
+    )
 
-    def gap(probe):
-        "Points from a probe's best share of rows right down to its share at the most repetitions."
-        right = {r['steps']: r['exact'] for r in load_json(R / probe / 'curve.json')}
-        return (
-            f'{100 * (max(right.values()) - right[max(right)]):.1f} points below its best '
-            f'at {max(right)}'
-        )
 
+# %% ../../nbs/69_report.recurrence.ipynb #8e624912
+_PATHS_NOTES = {
+    'paths-alpha=0.5': "the progressive loss mixed in: the preset's rise and fall",
+    'paths-alpha=1': (
+        'the progressive loss alone: learns far less in the same updates, and still falls'
+    ),
+    'paths-eval_every=250': (
+        "the preset again, evaluated every 250 updates for the map's probe over training: "
+        'the same curve'
+    ),
+    'paths-norm=True': (
+        'the state normalised without recall: nothing of the input is kept, '
+        'and the fall comes sooner'
+    ),
+    'paths-recall=equilibrium': "the equilibrium form: the fall nearly as deep as the preset's",
+    'paths-recall=input': (
+        'recall of the input: with or without the progressive loss, '
+        'the slowest fall of the probes '
+        'with 4 repetitions and no normalised state'
+    ),
+    'paths-recall=input-alpha=0.5': ('recall with the progressive loss mixed in: as recall alone'),
+    'paths-recall=input-min_steps=1': (
+        'recall, 1 to 4 repetitions drawn at each update: best at one repetition, then falls'
+    ),
+    'paths-recall=input-min_steps=4-train_steps=12-window=4': (
+        'the window with 4 to 12 repetitions drawn: '
+        'more of the level than the window alone, and the fall back'
+    ),
+    'paths-recall=input-train_steps=12-window=4': (
+        'recall and a loss on the last 4 of 12 repetitions: flat from 8 on, '
+        "far below the preset's best"
+    ),
+}  # {probe: what it showed}
+
+
+# %% ../../nbs/69_report.recurrence.ipynb #177f1707
+def _cure_notes(R) -> dict:
+    "{probe: what it showed} of the probes of the cure under `R`, gaps read from their curves."
     cure = 'paths-recall=input-norm=True'
     return {
-        'paths-alpha=0.5': "the progressive loss mixed in: the preset's rise and fall",
-        'paths-alpha=1': (
-            'the progressive loss alone: learns far less in the same updates, and still falls'
-        ),
-        'paths-eval_every=250': (
-            "the preset again, evaluated every 250 updates for the map's probe over training: "
-            'the same curve'
-        ),
-        'paths-norm=True': (
-            'the state normalised without recall: nothing of the input is kept, '
-            'and the fall comes sooner'
-        ),
-        'paths-recall=equilibrium': "the equilibrium form: the fall nearly as deep as the preset's",
-        'paths-recall=input': (
-            'recall of the input: with or without the progressive loss, '
-            'the slowest fall of the probes '
-            'with 4 repetitions and no normalised state'
-        ),
-        'paths-recall=input-alpha=0.5': (
-            'recall with the progressive loss mixed in: as recall alone'
-        ),
-        'paths-recall=input-min_steps=1': (
-            'recall, 1 to 4 repetitions drawn at each update: best at one repetition, then falls'
-        ),
-        'paths-recall=input-min_steps=4-train_steps=12-window=4': (
-            'the window with 4 to 12 repetitions drawn: '
-            'more of the level than the window alone, and the fall back'
-        ),
-        'paths-recall=input-train_steps=12-window=4': (
-            'recall and a loss on the last 4 of 12 repetitions: flat from 8 on, '
-            "far below the preset's best"
-        ),
-        cure: f'recall and the normalised state: the fall bounded, {gap(cure)}',
-        f'{cure}-train_steps=6': f'6 training repetitions: {gap(f"{cure}-train_steps=6")}',
+        cure: f'recall and the normalised state: the fall bounded, {_gap(R, cure)}',
+        f'{cure}-train_steps=6': f'6 training repetitions: {_gap(R, f"{cure}-train_steps=6")}',
         f'{cure}-train_steps=6-batch_size=48': (
             "6 repetitions at about the preset's FLOPs: below batches of 64 at every count"
         ),
         f'{cure}-train_steps=8': (
-            f'the cure, as the cpu-cured preset: {gap(f"{cure}-train_steps=8")}'
+            f'the cure, as the cpu-cured preset: {_gap(R, f"{cure}-train_steps=8")}'
         ),
         f'{cure}-train_steps=8-alpha=0.5': (
             'the cure with the progressive loss mixed in: the same best, lower at 64'
@@ -241,22 +263,32 @@ def recurrence_notes(results) -> dict:
             "the cure at about the preset's FLOPs, half the updates: far lower"
         ),
         f'{cure}-train_steps=10': (
-            f'10 training repetitions: {gap(f"{cure}-train_steps=10")}, a lower best than with 8'
+            f'10 training repetitions: {_gap(R, f"{cure}-train_steps=10")}, '
+            'a lower best than with 8'
         ),
         f'{cure}-train_steps=12': (
-            f'12 training repetitions: {gap(f"{cure}-train_steps=12")}, a lower best still'
+            f'12 training repetitions: {_gap(R, f"{cure}-train_steps=12")}, a lower best still'
         ),
         f'{cure}-train_steps=12-window=4': (
             'a loss on the last 4 of 12 repetitions with the normalised state: '
             'flat from 4 on, below the cure'
         ),
-        'paths-train_steps=8': (
-            'twice the training repetitions: the best at 6, the fall further out'
-        ),
-        'sort-recall=input-norm=True-train_steps=8-batch_size=32': (
-            'the cure on sorting, half the batch: settles within a point of its best'
-        ),
-        'sort-recall=input-norm=True-train_steps=8-updates=2000': (
-            'the cure on sorting, half the updates: settles, lower'
-        ),
     }
+
+
+# %% ../../nbs/69_report.recurrence.ipynb #3e421469
+_LAST_NOTES = {
+    'paths-train_steps=8': ('twice the training repetitions: the best at 6, the fall further out'),
+    'sort-recall=input-norm=True-train_steps=8-batch_size=32': (
+        'the cure on sorting, half the batch: settles within a point of its best'
+    ),
+    'sort-recall=input-norm=True-train_steps=8-updates=2000': (
+        'the cure on sorting, half the updates: settles, lower'
+    ),
+}  # {probe: what it showed}
+
+
+def recurrence_notes(results) -> dict:
+    "{probe: what it showed} of the probes under `results`/recurrence/probes."
+    R = family_results(results, 'recurrence') / 'probes'
+    return _PATHS_NOTES | _cure_notes(R) | _LAST_NOTES

@@ -291,89 +291,127 @@ def _scale(**runs):
     return '; '.join(one(k, s) for k, s in runs.items())
 
 
-# %% ../../nbs/66_report.rrn.ipynb #02cc46e9
-def reproduction(results) -> list:
-    "Reproduction rows of Palm et al. 2018 and Bansal et al. 2022, from `results`/rrn's runs."
-    folder = family_results(results, 'rrn')
-    run = lambda d: load_json(folder / d / 'summary.json')
-    cpu, long, old = run('cpu'), run('cpu-long'), run('stepwise')
-    at, pct, runs = _at, _pct, preset_runs(results)
+# %% ../../nbs/66_report.rrn.ipynb #8546a1b8
+def _run(results, d) -> dict:
+    "The summary of the run in directory `d` under `results`/rrn."
+    return load_json(family_results(results, 'rrn') / d / 'summary.json')
+
+
+def _seeds_and_long(results) -> str:
+    "The scale of the `cpu` preset's three seeds and of the `cpu-long` run."
+    runs = preset_runs(results)
+    return _scale(cpu=[runs[d] for d in SEEDS], **{'cpu-long': _run(results, 'cpu-long')})
+
+
+# %% ../../nbs/66_report.rrn.ipynb #189b04aa
+def _hardest_row(results) -> dict:
+    "Palm et al. 2018, Table 1: the hardest puzzles, 17 givens, solved after 64 steps."
+    minimal, minimal_seeds = over_seeds(results, 'minimal')
+    long = _run(results, 'cpu-long')
+    return dict(
+        figure='Palm et al. 2018, Table 1: puzzles with '
+        '17 givens, the hardest, solved after 64 steps',
+        paper=_pct(PAPER_SOLVED_17),
+        ours='no 17-given puzzles; minimal puzzles solved after 64 steps: '
+        f'{minimal} (`cpu`, {minimal_seeds}), {_pct(_at(long, "minimal", 64))} (`cpu-long`)',
+        scale=_seeds_and_long(results),
+        verdict='not comparable',
+        why='our generator stops at minimal puzzles, with more givens than 17, so the figure '
+        'cannot be measured; on those easier puzzles our networks solve far fewer',
+    )
+
+
+# %% ../../nbs/66_report.rrn.ipynb #1963f700
+def _easier_row(results) -> dict:
+    "Palm et al. 2018, Table 1 and Figure 4: puzzles easier than the hardest, after 64 steps."
+    hard, hard_seeds = over_seeds(results, '27-33')
+    runs, long = preset_runs(results), _run(results, 'cpu-long')
     seeds = [runs[d] for d in SEEDS]
-    (hard, hard_seeds), (minimal, minimal_seeds) = (
-        over_seeds(results, b) for b in ('27-33', 'minimal')
+    harder = [spread(seeds, '27-33', 64)[0], _at(long, '27-32', 64), _at(long, '33-38', 64)]
+    return dict(
+        figure='Palm et al. 2018, Table 1 and Figure 4: puzzles with more givens than the '
+        "hardest, within the paper's 17 to 34",
+        paper=f'{_pct(PAPER_SOLVED_17)} of the hardest, with 17 givens, after 64 steps; puzzles '
+        'with more givens are easier',
+        ours=f'after 64 steps: {hard} with 27 to 33 givens (`cpu`, {hard_seeds}); '
+        f'{_pct(harder[1])} with 27 to 32 and {_pct(harder[2])} with 33 to 38 (`cpu-long`)',
+        scale=_seeds_and_long(results),
+        verdict='met' if min(harder) >= PAPER_SOLVED_17 else 'not met',
+        why="on puzzles easier than the paper's hardest, networks far smaller in training than "
+        "the paper's solve fewer",
     )
-    T, TL, last = (
-        cpu['config']['train_steps'],
-        long['config']['train_steps'],
-        max(cpu['config']['test_steps']),
-    )
-    harder = [spread(seeds, '27-33', 64)[0], at(long, '27-32', 64), at(long, '33-38', 64)]
-    gains = {b: at(long, b, 4 * TL) - at(long, b, TL) for b in long['config']['bands']}
-    falls = all(at(old, b, last) < peaks(old)[b][0] for b in old['config']['bands'])
-    kept = [d for d, s in runs.items() if holds(s)]  # the preset's runs that do not overthink
-    over = [d for d in runs if d not in kept]
-    peak = lambda d: f'{pct(peaks(runs[d])["27-33"][0])} at {peaks(runs[d])["27-33"][1]}'
-    over_seeds_of = ' and '.join(str(runs[d]['config']['seed']) for d in over)
-    overthink = (
-        f'; {len(over)} overthink, seeds {over_seeds_of} '
-        f'(27-33: best {" and ".join(peak(d) for d in over)} steps, '
-        f'{" and ".join(pct(at(runs[d], "27-33", last)) for d in over)} at {last})'
-        if over
-        else ''
-    )
-    both = _scale(cpu=seeds, **{'cpu-long': long})
+
+
+# %% ../../nbs/66_report.rrn.ipynb #0ecdd9e4
+def _more_steps_row(results) -> dict:
+    "Palm et al. 2018, Figure 4: more steps at test time than in training solve more puzzles."
+    long = _run(results, 'cpu-long')
+    TL = long['config']['train_steps']
+    gains = {b: _at(long, b, 4 * TL) - _at(long, b, TL) for b in long['config']['bands']}
     by_band = '; '.join(
-        f'{b} {pct(at(long, b, TL))} at {TL} steps, {pct(at(long, b, 4 * TL))} at {4 * TL}'
+        f'{b} {_pct(_at(long, b, TL))} at {TL} steps, {_pct(_at(long, b, 4 * TL))} at {4 * TL}'
         for b in long['config']['bands']
     )
+    return dict(
+        figure='Palm et al. 2018, Figure 4: more steps '
+        'at test time than in training solve more puzzles',
+        paper='trained with 32 steps, more puzzles solved at 64',
+        ours=f"the paper's loss, trained with {TL} steps: {by_band}",
+        scale=_scale(**{'cpu-long': long}),
+        verdict='met'
+        if all(g > 0 or _at(long, b, TL) == 1 for b, g in gains.items())
+        else 'not met',
+        why='four times the training steps solve more puzzles on every band not already '
+        'solved, the hardest band gaining the most',
+    )
+
+
+# %% ../../nbs/66_report.rrn.ipynb #aa8ac25c
+def _overthink(runs: dict, over: list, last: int) -> str:
+    "The runs `over` of `runs` that overthink: their seeds, best on 27-33, and at `last` steps."
+    if not over:
+        return ''
+    peak = lambda d: f'{_pct(peaks(runs[d])["27-33"][0])} at {peaks(runs[d])["27-33"][1]}'
+    over_seeds_of = ' and '.join(str(runs[d]['config']['seed']) for d in over)
+    return (
+        f'; {len(over)} overthink, seeds {over_seeds_of} '
+        f'(27-33: best {" and ".join(peak(d) for d in over)} steps, '
+        f'{" and ".join(_pct(_at(runs[d], "27-33", last)) for d in over)} at {last})'
+    )
+
+
+# %% ../../nbs/66_report.rrn.ipynb #c14bfd92
+def _overthinking_row(results) -> dict:
+    "Bansal et al. 2022: the progressive loss prevents overthinking; the paper's loss does not."
+    cpu, old, runs = _run(results, 'cpu'), _run(results, 'stepwise'), preset_runs(results)
+    T, last = cpu['config']['train_steps'], max(cpu['config']['test_steps'])
+    falls = all(_at(old, b, last) < peaks(old)[b][0] for b in old['config']['bands'])
+    kept = [d for d, s in runs.items() if holds(s)]  # the preset's runs that do not overthink
+    over = [d for d in runs if d not in kept]
+    over_seeds_of = ' and '.join(str(runs[d]['config']['seed']) for d in over)
+    return dict(
+        figure='Bansal et al. 2022, abstract: the progressive loss prevents overthinking',
+        paper='accuracy holds as the iterations at test time grow far past those of training',
+        ours=f'the progressive loss, trained with {T} steps: every set at its best at {last} '
+        f'steps in {len(kept)} of the {len(runs)} runs of the `cpu` preset'
+        f'{_overthink(runs, over, last)}; '
+        "the paper's loss, same network: 27-33 "
+        f'{_pct(_at(old, "27-33", 2 * T))} at {2 * T}, {_pct(_at(old, "27-33", last))} at {last}',
+        scale=_scale(cpu=list(runs.values()), stepwise=old),
+        verdict='met' if not over and falls else 'not met',
+        why=f'trained with {T} steps, the network kept its best to {last // T} times as many '
+        f'with the progressive loss in {len(kept)} of {len(runs)} runs'
+        + (f', not on seeds {over_seeds_of}' if over else '')
+        + "; it overthinks on every band with the paper's loss",
+    )
+
+
+# %% ../../nbs/66_report.rrn.ipynb #584a7610
+def reproduction(results) -> list:
+    "Reproduction rows of Palm et al. 2018 and Bansal et al. 2022, from `results`/rrn's runs."
     return [
-        dict(
-            figure='Palm et al. 2018, Table 1: puzzles with '
-            '17 givens, the hardest, solved after 64 steps',
-            paper=pct(PAPER_SOLVED_17),
-            ours='no 17-given puzzles; minimal puzzles solved after 64 steps: '
-            f'{minimal} (`cpu`, {minimal_seeds}), {pct(at(long, "minimal", 64))} (`cpu-long`)',
-            scale=both,
-            verdict='not comparable',
-            why='our generator stops at minimal puzzles, with more givens than 17, so the figure '
-            'cannot be measured; on those easier puzzles our networks solve far fewer',
-        ),
-        dict(
-            figure='Palm et al. 2018, Table 1 and Figure 4: puzzles with more givens than the '
-            "hardest, within the paper's 17 to 34",
-            paper=f'{pct(PAPER_SOLVED_17)} of the hardest, with 17 givens, after 64 steps; puzzles '
-            'with more givens are easier',
-            ours=f'after 64 steps: {hard} with 27 to 33 givens (`cpu`, {hard_seeds}); '
-            f'{pct(harder[1])} with 27 to 32 and {pct(harder[2])} with 33 to 38 (`cpu-long`)',
-            scale=both,
-            verdict='met' if min(harder) >= PAPER_SOLVED_17 else 'not met',
-            why="on puzzles easier than the paper's hardest, networks far smaller in training than "
-            "the paper's solve fewer",
-        ),
-        dict(
-            figure='Palm et al. 2018, Figure 4: more steps '
-            'at test time than in training solve more puzzles',
-            paper='trained with 32 steps, more puzzles solved at 64',
-            ours=f"the paper's loss, trained with {TL} steps: {by_band}",
-            scale=_scale(**{'cpu-long': long}),
-            verdict='met'
-            if all(g > 0 or at(long, b, TL) == 1 for b, g in gains.items())
-            else 'not met',
-            why='four times the training steps solve more puzzles on every band not already '
-            'solved, the hardest band gaining the most',
-        ),
-        dict(
-            figure='Bansal et al. 2022, abstract: the progressive loss prevents overthinking',
-            paper='accuracy holds as the iterations at test time grow far past those of training',
-            ours=f'the progressive loss, trained with {T} steps: every set at its best at {last} '
-            f'steps in {len(kept)} of the {len(runs)} runs of the `cpu` preset{overthink}; '
-            "the paper's loss, same network: 27-33 "
-            f'{pct(at(old, "27-33", 2 * T))} at {2 * T}, {pct(at(old, "27-33", last))} at {last}',
-            scale=_scale(cpu=list(runs.values()), stepwise=old),
-            verdict='met' if not over and falls else 'not met',
-            why=f'trained with {T} steps, the network kept its best to {last // T} times as many '
-            f'with the progressive loss in {len(kept)} of {len(runs)} runs'
-            + (f', not on seeds {over_seeds_of}' if over else '')
-            + "; it overthinks on every band with the paper's loss",
-        ),
+        _hardest_row(results),
+        _easier_row(results),
+        _more_steps_row(results),
+        _overthinking_row(results),
     ]
