@@ -13,7 +13,7 @@ from ttc_nb.train.files import load_latest
 from conftest import kill_after_checkpoint, ttc, ttc_start
 
 # 150 updates: long enough that the kills below, the DEQ's switch from its unrolled pretraining
-# (update 60) and every step of the looped curriculum (updates 40, 60 and 120) fall inside the run;
+# (update 100) and every step of the looped curriculum (updates 40, 60 and 120) fall inside the run;
 # checkpoints every 25 updates, evaluations every 50.
 UPDATES = 150
 RUN = [
@@ -44,13 +44,14 @@ EXPERIMENTS = {
         '--set',
         'forget_max=0.9',
         '--set',
-        'pretrain=60',
+        'pretrain=100',
         '--set',
-        'train_steps=8',
+        'train_steps=4',
         '--set',
-        'back_iters=8',
+        'back_iters=4',
     ],  # Hutchinson's estimator draws them too; the resumed run switches from the unrolled loss;
-    # half the ci preset's solver iterations, as the test trains this run twice over
+    # the equilibrium's updates, several times as costly as the unrolled ones, only the last third,
+    # with a quarter of the ci preset's solver iterations: the test trains this run twice over
     'looped-linear': [
         '--set',
         'dims=2,3,1,40',
