@@ -44,14 +44,38 @@ Beside the H100 model, the same updates are timed for real on this CPU, with `--
 (default 2): the mean wall seconds of an update (drawing its batch included) at the same training
 points, and of one batch of the periodic validation, give the hours the preset's training takes here
 (`cpu_train_h`: its updates and validations, not its final curve). Where that is within a few hours,
-the preset is a CPU run, whatever the H100 model says.
+the preset is a CPU run, whatever the H100 model says. The process's own CPU seconds are recorded
+beside them (`cpu_process`), and the load average: on cores shared with other work, the wall
+seconds are those of the share the process got (with one thread, its CPU seconds are not).
+
+A preset whose updates take too long here to count and time at its own batch (`sudoku-trm`'s,
+half an hour of one core an update of 768 puzzles at width 512) is measured at two small batches
+(`--count-batches 8,16`), all else the same, and its evaluation batches at two small slices
+(`--eval-batches 2,4`). The two counts must issue the same operations in the same order, else the
+benchmark refuses: an ACT network pondering as trained does not, nor TRM's evaluation at a batch
+of 1 beside 2 (a dimension of size 1 spares PyTorch a copy). Where they do, each operation's
+FLOPs and bytes are then extrapolated along the line through the two to the preset's batch, and
+the kernel model is applied to each operation so extrapolated, not to the sums. The CPU seconds of
+an update and of a validation batch are extrapolated along their lines likewise. Such a row says so
+(`extrapolated`: the batches measured). Where the operations' sizes are affine in the batch, as in
+a network without data-dependent control flow, the FLOPs, bytes and H100 seconds so extrapolated
+are those counted at the full batch (tests/test_gpu_time.py checks it on a small TRM). At
+`sudoku-rrn`'s `gpu` preset (batch 64), extrapolated from 8 and 16, the mean update's 7,491
+operations, 3,504 kernels, 313.743 GFLOPs, 44.047 GB and 0.02671 H100 seconds were those counted
+at 64, to the last digit recorded. The CPU seconds are not so: there, on one thread at a load
+average of 8 to 15 on 2 cores, the process's CPU seconds of an update, 1.59 at 8 and 2.98 at 16,
+extrapolate to 11.4 at 64, where 19.7 were timed, 42% under (a batch of 64 outgrows the caches
+that 8 and 16 fit); the wall seconds were 50 against 160, their share of the cores varying. An
+extrapolated CPU time is a rough lower bound.
 
 Usage: python benchmarks/gpu_time.py [--experiments a,b,...] [--presets gpu,...] [--cpu-threads 2]
+                                     [--count-batches A,B [--eval-batches A,B]]
                                      [--out nbs/results/gpu-time-h100.json]
 """
 
 import argparse
 import dataclasses
+import os
 import statistics
 import time
 from pathlib import Path
@@ -88,20 +112,39 @@ def attention_flops(func, args):
     )
 
 
-# Also the seconds the H100 model gives their kernels.
+def kernel_seconds(flops, nbytes):
+    "The H100 model's seconds of one kernel."
+    return max(
+        ASSUME['kernel_min_s'],
+        flops / (ASSUME['flops_fraction'] * H100['bf16_flops_per_s'])
+        + nbytes / (ASSUME['bandwidth_fraction'] * H100['bytes_per_s']),
+    )
+
+
+# Also the seconds the H100 model gives their kernels; with `keep`, each operation in turn.
 class Count(TorchDispatchMode):
     "Operations, kernels, FLOPs and bytes of what runs under it."
 
-    def __init__(self, scale=1.0):
+    def __init__(self, scale=1.0, keep=False):
         super().__init__()
         self.scale, self.ops, self.kernels, self.flops, self.bytes = scale, 0, 0, 0, 0
         self.gpu_s = 0.0
+        self.kept = [] if keep else None  # (operation, kernel, FLOPs, bytes)
+
+    def add(self, name, kernel, f=0, b=0):
+        "Count one operation: a view (no kernel), or a kernel of `f` FLOPs moving `b` bytes."
+        self.ops += 1
+        if self.kept is not None:
+            self.kept.append((name, kernel, f, b))
+        if kernel:
+            self.kernels, self.flops, self.bytes = self.kernels + 1, self.flops + f, self.bytes + b
+            self.gpu_s += kernel_seconds(f, b)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
-        self.ops += 1
         if func.is_view:
+            self.add(str(func), False)
             return out
         f = (
             flop_registry[func.overloadpacket](*args, **kwargs, out_val=out)
@@ -113,13 +156,7 @@ class Count(TorchDispatchMode):
             for t in tree_leaves((args, kwargs, out))
             if isinstance(t, torch.Tensor)
         )
-        f, b = f * self.scale, b * self.scale
-        self.kernels, self.flops, self.bytes = self.kernels + 1, self.flops + f, self.bytes + b
-        self.gpu_s += max(
-            ASSUME['kernel_min_s'],
-            f / (ASSUME['flops_fraction'] * H100['bf16_flops_per_s'])
-            + b / (ASSUME['bandwidth_fraction'] * H100['bytes_per_s']),
-        )
+        self.add(str(func), True, f * self.scale, b * self.scale)
         return out
 
     # The host's issuing and the GPU's work overlap.
@@ -137,6 +174,29 @@ class Count(TorchDispatchMode):
             host_s=round(self.ops * dispatch_s + self.kernels * ASSUME['launch_s'], 5),
             est_s=round(self.seconds(dispatch_s), 5),
         )
+
+
+def affine(x, at, to):
+    "The value at `to` of the line through (at[0], x[0]) and (at[1], x[1]), at least 0."
+    return max(0.0, x[0] + (x[1] - x[0]) * (to - at[0]) / (at[1] - at[0]))
+
+
+# The kernel model is applied to each operation's extrapolated FLOPs and bytes, not to their sums.
+def extrapolate(counts, at, to):
+    "A `Count` of batch `to` from two kept `counts` at batches `at`, each op affine in the batch."
+    small, large = (c.kept for c in counts)
+    names = [[op[:2] for op in ops] for ops in (small, large)]
+    if names[0] != names[1]:
+        i = next((i for i, (p, q) in enumerate(zip(*names)) if p != q), min(len(small), len(large)))
+        raise ValueError(
+            f'the operations at batches {at[0]} and {at[1]} differ, at operation {i} of '
+            f'{len(small)} and {len(large)}: {names[0][i : i + 1]} against {names[1][i : i + 1]}; '
+            'their costs cannot be paired'
+        )
+    out = Count()
+    for (name, kernel, f0, b0), (_, _, f1, b1) in zip(small, large):
+        out.add(name, kernel, affine((f0, f1), at, to), affine((b0, b1), at, to))
+    return out
 
 
 # The operations are issued from Python.
@@ -193,42 +253,103 @@ def _trainer(s, cfg, foreach=None):
 
 
 # `points`: the training points.
-def update_cost(s, cfg, dispatch_s, points):
-    "Mean H100-model seconds of one update, and of drawing its batch here, over `points`."
+def update_counts(s, cfg, points, keep=False):
+    "The `Count` of one update at each of `points`, and the seconds of drawing its batch here."
     net, opt, sched, draw = _trainer(s, cfg, foreach=True)  # foreach as on CUDA
-    recs = []
+    counts = []
     for i in points:
         t0 = time.perf_counter()
         batch = draw(i)
         sample_s = time.perf_counter() - t0
-        with Count() as c:
+        with Count(keep=keep) as c:
             train_step(net, opt, sched, batch, cfg.clip, False)
+        counts.append((c, sample_s))
+    return counts
+
+
+def update_cost(s, cfg, dispatch_s, points):
+    "The H100 model's record of one update, and the seconds of drawing its batch, at `points`."
+    return [
+        c.record(dispatch_s) | dict(update=i, sample_s=round(sample_s, 5))
+        for i, (c, sample_s) in zip(points, update_counts(s, cfg, points))
+    ]
+
+
+# `setups`: {batch size: the experiment's setup with it}, all else the same.
+def update_cost_at(setups, cfg, dispatch_s, points, at):
+    "`update_cost` at `cfg.batch_size`, extrapolated from updates counted at the batches `at`."
+    runs = [
+        update_counts(setups[b], dataclasses.replace(cfg, batch_size=b), points, keep=True)
+        for b in at
+    ]
+    recs = []
+    for i, pair in zip(points, zip(*runs)):
+        c = extrapolate([c for c, _ in pair], at, cfg.batch_size)
+        sample_s = affine([t for _, t in pair], at, cfg.batch_size)
         recs.append(c.record(dispatch_s) | dict(update=i, sample_s=round(sample_s, 5)))
     return recs
 
 
-# One update's seconds: the mean at each of `points`, drawing its batch included.
-def cpu_seconds(s, cfg, points, threads):
-    "Wall seconds on this CPU with `threads` threads of one update and of one validation batch."
+def head(batch, rows):
+    "The first `rows` samples of `batch`: each tensor with a batch dimension cut."
+    return tree_map(lambda t: t[:rows] if isinstance(t, torch.Tensor) and t.dim() else t, batch)
+
+
+def batch_len(batch):
+    "The number of samples in `batch`."
+    return next(t for t in tree_leaves(batch) if isinstance(t, torch.Tensor)).shape[0]
+
+
+def clocks():
+    "Wall seconds and this process's CPU seconds, now."
+    return time.perf_counter(), time.process_time()
+
+
+# One update's seconds: the mean at each of `points`, drawing its batch included; the validation
+# batch cut to its first `rows` samples where `rows` is given. The process's CPU seconds beside the
+# wall's: with one thread, what the work took without the share other work takes of the cores.
+def cpu_seconds(s, cfg, points, threads, rows=None):
+    "Wall and CPU seconds here with `threads` threads of an update and of a validation batch."
     torch.set_num_threads(threads)
     try:
         net, opt, sched, draw = _trainer(s, cfg)
         times = []
         for i in points:
-            t0 = time.perf_counter()
+            t0 = clocks()
             train_step(net, opt, sched, draw(i), cfg.clip, False)
-            times.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+            times.append([b - a for a, b in zip(t0, clocks())])
+        t0 = clocks()
+        batch = next(iter(next(iter(s.evals.values()))))
         compute_curve(
             s.model,
-            [next(iter(next(iter(s.evals.values()))))],
+            [head(batch, rows) if rows else batch],
             [cfg.train_steps],
             s.metrics,
             torch.device('cpu'),
         )
-        return statistics.mean(times), time.perf_counter() - t0
+        valid = [b - a for a, b in zip(t0, clocks())]
+        update = [statistics.mean(t) for t in zip(*times)]
+        return dict(
+            update_s=update[0],
+            valid_s=valid[0],
+            update_process_s=update[1],
+            valid_process_s=valid[1],
+        )
     finally:
         torch.set_num_threads(1)
+
+
+def cpu_seconds_at(setups, cfg, points, threads, at, eval_at):
+    "`cpu_seconds` at `cfg.batch_size` and the whole validation batch, timed at smaller ones."
+    n = batch_len(next(iter(next(iter(setups[at[0]].evals.values())))))
+    timed = [
+        cpu_seconds(setups[b], dataclasses.replace(cfg, batch_size=b), points, threads, rows)
+        for b, rows in zip(at, eval_at)
+    ]
+    return {
+        k: affine([t[k] for t in timed], *((at, cfg.batch_size) if 'update' in k else (eval_at, n)))
+        for k in timed[0]
+    }
 
 
 # The committed run whose weights the experiment names (`Costs.trained`).
@@ -240,18 +361,24 @@ def trained(model, exp, preset):
     return run
 
 
-# The validation: train_steps on the first set.
-def eval_cost(s, cfg, n_batches, dispatch_s):
+# The validation: train_steps on the first set. With `at`, each batch is counted at its first
+# at[0] and at[1] samples and extrapolated, op by op, to its size; else at its first EVAL_SLICE.
+def eval_cost(s, cfg, n_batches, dispatch_s, at=None):
     "H100-model seconds of one periodic validation and of the final compute curve."
+
+    def counted(batch, rows, steps, **kw):
+        with Count(**kw) as c:
+            compute_curve(s.model, [head(batch, rows)], steps, s.metrics, torch.device('cpu'))
+        return c
 
     def cost(k, steps):
         batch = next(iter(s.evals[k]))
-        n = next(t for t in tree_leaves(batch) if isinstance(t, torch.Tensor)).shape[0]
-        head = tree_map(
-            lambda t: t[:EVAL_SLICE] if isinstance(t, torch.Tensor) and t.dim() else t, batch
+        n = batch_len(batch)
+        c = (
+            extrapolate([counted(batch, rows, steps, keep=True) for rows in at], at, n)
+            if at and n > at[1]
+            else counted(batch, EVAL_SLICE, steps, scale=n / min(n, EVAL_SLICE))
         )
-        with Count(n / min(n, EVAL_SLICE)) as c:
-            compute_curve(s.model, [head], steps, s.metrics, torch.device('cpu'))
         return c.seconds(dispatch_s) * n_batches[k]
 
     valid = next(iter(s.evals))
@@ -279,38 +406,73 @@ def build_seconds(exp, cfg):
     return one | dict(s=round(one['one_worker_s'] / H100['host_cores'], 1))
 
 
-def estimate(name, dispatch_s, preset='gpu', cpu_threads=2):
+# The first setup's seconds: the data built or read, the model made.
+def setups_at(exp, preset, cfg, sizes):
+    "{batch size: the setup of `cfg` with it}, each from the same seed; seconds; trained weights."
+    setups, setup_s = {}, []
+    for b in sizes:
+        seed_everything(cfg.seed)
+        t0 = time.perf_counter()
+        setups[b] = exp.setup(dataclasses.replace(cfg, batch_size=b))
+        setup_s.append(time.perf_counter() - t0)  # the data built or read, the model made
+        weights = trained(setups[b].model, exp, preset)
+    return setups, setup_s[0], weights
+
+
+def check_batches(at, eval_at, batch_size):
+    "Refuse batch sizes that cannot be extrapolated from: two, increasing, within the preset's."
+    for sizes, what in ((at, 'updates'), (eval_at, 'evaluations')):
+        if len(sizes) != 2 or not 0 < sizes[0] < sizes[1]:
+            raise ValueError(f'{what} are counted at two increasing batch sizes, not {sizes}')
+    if at[1] > batch_size:
+        raise ValueError(f"updates counted at batches {at}, over the preset's {batch_size}")
+
+
+# `at`: the two batch sizes to count and time updates at, extrapolated to the preset's;
+# `eval_at`: the two to count and time evaluation batches at. None: the preset's own.
+def estimate(name, dispatch_s, preset='gpu', cpu_threads=2, at=None, eval_at=None):
+    t_start, load_before = time.perf_counter(), os.getloadavg()
     exp = get_experiment(name)
     real = exp.config(preset)
     cfg = measured(exp, real)
-    seed_everything(cfg.seed)
-    t0 = time.perf_counter()
-    s = exp.setup(cfg)
-    setup_s = time.perf_counter() - t0  # the data built or read, the model made
-    weights = trained(s.model, exp, preset)
+    if at:
+        check_batches(at, eval_at, cfg.batch_size)
+    setups, setup_s, weights = setups_at(exp, preset, cfg, at or [cfg.batch_size])
+    s = next(iter(setups.values()))
     points = (
         [round(f * (cfg.updates - 1)) for f in (0, 0.25, 0.5, 0.75, 1)]
         if s.curriculum
         else [1, 2, 3]
     )
     t0 = time.perf_counter()
-    updates = update_cost(s, cfg, dispatch_s, points)
+    updates = (
+        update_cost_at(setups, cfg, dispatch_s, points, at)
+        if at
+        else update_cost(s, cfg, dispatch_s, points)
+    )
     # the sampler's median draw: one of a few draws may begin
     # a new pass over the data (a shuffle), rare in a run
     per_update = statistics.mean(r['est_s'] for r in updates) + statistics.median(
         r['sample_s'] for r in updates
     )
-    valid_s, curve_s = eval_cost(s, cfg, batches_per_set(exp, real, s), dispatch_s)
+    valid_s, curve_s = eval_cost(s, cfg, batches_per_set(exp, real, s), dispatch_s, eval_at)
     evals = (cfg.updates - 1) // cfg.eval_every
     train_s = cfg.updates * per_update + evals * valid_s
     build = build_seconds(exp, real)
     generation_s = extra_seconds(exp, s, cfg, dispatch_s)
     total = train_s + curve_s + generation_s + (build['s'] if build else setup_s)
-    cpu_update_s, cpu_valid_s = cpu_seconds(s, cfg, points, cpu_threads)
-    cpu_train_h = (
-        cfg.updates * cpu_update_s
-        + evals * cpu_valid_s * batches_per_set(exp, real, s)[next(iter(s.evals))]
-    ) / 3600
+    cpu = (
+        cpu_seconds_at(setups, cfg, points, cpu_threads, at, eval_at)
+        if at
+        else cpu_seconds(s, cfg, points, cpu_threads)
+    )
+    valid_batches = batches_per_set(exp, real, s)[next(iter(s.evals))]
+
+    def train_h(update_s, valid_s):
+        return (cfg.updates * update_s + evals * valid_s * valid_batches) / 3600
+
+    cpu_update_s, cpu_valid_s = cpu['update_s'], cpu['valid_s']
+    cpu_train_h = train_h(cpu_update_s, cpu_valid_s)
     return dict(
         experiment=name,
         preset=preset,
@@ -333,7 +495,22 @@ def estimate(name, dispatch_s, preset='gpu', cpu_threads=2):
         cpu_update_s=round(cpu_update_s, 5),
         cpu_valid_s=round(cpu_valid_s, 3),
         cpu_train_h=round(cpu_train_h, 2),
+        # the same from this process's CPU seconds: with one thread, without others' share
+        cpu_process=dict(
+            update_s=round(cpu['update_process_s'], 5),
+            valid_s=round(cpu['valid_process_s'], 3),
+            train_h=round(train_h(cpu['update_process_s'], cpu['valid_process_s']), 2),
+        ),
         cpu_measure_s=round(time.perf_counter() - t0, 1),
+        # counted and timed at smaller batches, each op's FLOPs and bytes and the CPU seconds
+        # extrapolated affinely to the preset's batch (updates) and evaluation batch
+        extrapolated=dict(update_batches=list(at), eval_batches=list(eval_at)) if at else None,
+        wall_s=round(time.perf_counter() - t_start, 1),
+        # the machine's load: others' work slows the CPU timing
+        load_average=dict(
+            before=[round(v, 2) for v in load_before],
+            after=[round(v, 2) for v in os.getloadavg()],
+        ),
     )
 
 
@@ -344,8 +521,20 @@ def main():
     p.add_argument(
         '--cpu-threads', type=int, default=2, help='threads for the real CPU timing (default 2)'
     )
+    p.add_argument(
+        '--count-batches',
+        help="A,B: count and time updates at batches A and B and extrapolate to the preset's",
+    )
+    p.add_argument(
+        '--eval-batches',
+        help='A,B: likewise evaluation batches (default: --count-batches)',
+    )
     p.add_argument('--out', default=str(Path('nbs/results') / GPU_TIME))
     args = p.parse_args()
+    at = [int(b) for b in args.count_batches.split(',')] if args.count_batches else None
+    eval_at = [int(b) for b in args.eval_batches.split(',')] if args.eval_batches else at
+    if eval_at and not at:
+        p.error('--eval-batches extrapolates with --count-batches')
     torch.set_num_threads(1)
     presets = args.presets.split(',')
     names = args.experiments.split(',') if args.experiments else list(all_experiments())
@@ -358,7 +547,7 @@ def main():
     )
     rows = []
     for name, preset in todo:
-        rows.append(estimate(name, dispatch_s, preset, args.cpu_threads))
+        rows.append(estimate(name, dispatch_s, preset, args.cpu_threads, at, eval_at))
         r = rows[-1]
         print(
             f'{name} ({preset}): {r["updates"]} updates x {r["update_s"] * 1e3:.1f} ms '

@@ -2,6 +2,7 @@
 
 The file it writes includes the committed estimates."""
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -150,3 +151,43 @@ def test_counts_fused_attention_forward_and_backward():
     assert (
         c.flops >= 4 * 2 * 3 * 5 * 5 * 4 * 3
     )  # the forward's scores and mixing, and a backward twice as costly
+
+
+def test_an_update_counted_at_two_small_batches_extrapolates_to_its_own_count():
+    exp = EXPERIMENTS['sudoku-trm']
+    cfg = exp.config('ci')  # a tiny TRM: its operations do not depend on the data
+    setups, _, _ = gpu_time.setups_at(exp, 'ci', cfg, [8, 16, cfg.batch_size])
+
+    def count(b):
+        return gpu_time.update_counts(
+            setups[b], dataclasses.replace(cfg, batch_size=b), [1], keep=True
+        )[0][0]
+
+    small, large, full = count(8), count(16), count(cfg.batch_size)
+    est = gpu_time.extrapolate([small, large], [8, 16], cfg.batch_size)
+    assert (est.ops, est.kernels) == (full.ops, full.kernels)
+    assert (est.flops, est.bytes, est.gpu_s) == pytest.approx(
+        (full.flops, full.bytes, full.gpu_s), rel=1e-9
+    )  # each op's FLOPs and bytes affine in the batch, the kernel model applied to each
+    small.kept.pop(3)
+    with pytest.raises(ValueError, match='differ'):  # the operations cannot be paired
+        gpu_time.extrapolate([small, large], [8, 16], cfg.batch_size)
+
+
+def test_an_evaluation_counted_at_two_small_batches_extrapolates_to_the_whole_batch(monkeypatch):
+    exp = EXPERIMENTS['sudoku-trm']
+    cfg = exp.config('ci')
+    s = exp.setup(cfg)
+    batches = gpu_time.batches_per_set(exp, cfg, s)
+    monkeypatch.setattr(gpu_time, 'EVAL_SLICE', 10**6)  # the whole batch counted
+    whole = gpu_time.eval_cost(s, cfg, batches, 1.1e-6)
+    assert gpu_time.eval_cost(s, cfg, batches, 1.1e-6, [4, 8]) == pytest.approx(whole, rel=1e-9)
+
+
+def test_affine_extrapolation():
+    assert gpu_time.affine((1.0, 3.0), (1, 2), 4) == 7.0
+    assert gpu_time.affine((3.0, 1.0), (1, 2), 4) == 0.0  # a cost is never negative
+    with pytest.raises(ValueError, match='increasing'):
+        gpu_time.check_batches([16, 8], [1, 2], 768)
+    with pytest.raises(ValueError, match='over the preset'):
+        gpu_time.check_batches([8, 1024], [1, 2], 768)
