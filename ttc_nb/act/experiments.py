@@ -38,6 +38,7 @@ class ACTConfig(TrainConfig):
     eval_size: int = at_least(1, 1000)
 
 
+# %% ../../nbs/13_act.experiments.ipynb #2d81f124
 def _data(cfg):
     "The task's batch function `f(n, gen)`, input size and output shape, and its held-out sets."
     g = torch.Generator().manual_seed(cfg.seed + 1)  # held-out data: its own seed
@@ -55,6 +56,7 @@ def _data(cfg):
     return f, n_in, n_out, {'test': [f(cfg.eval_size, g)]}
 
 
+# %% ../../nbs/13_act.experiments.ipynb #ac344a78
 def act_setup(cfg: ACTConfig):
     "The ACT experiment's `Setup` from `cfg`: `ACT` around the `cell`, scored by `sequence_error`."
     f, n_in, n_out, evals = _data(cfg)
@@ -135,6 +137,8 @@ _probe = (
     | _M
     | dict(bits=64, batch_size=128, lr=1e-3, updates=100000, eval_every=10000, ckpt_every=5000)
 )
+
+# %% ../../nbs/13_act.experiments.ipynb #74626c3f
 register(
     Experiment(
         'act-parity',
@@ -166,6 +170,8 @@ register(
         headline=_error,
     )
 )
+
+# %% ../../nbs/13_act.experiments.ipynb #7fcbb736
 register(
     Experiment(
         'act-logic',
@@ -204,6 +210,8 @@ register(
         headline=_error,
     )
 )
+
+# %% ../../nbs/13_act.experiments.ipynb #19639595
 register(
     Experiment(
         'act-addition',
@@ -243,6 +251,8 @@ register(
         headline=_error,
     )
 )
+
+# %% ../../nbs/13_act.experiments.ipynb #55e5133a
 register(
     Experiment(
         'act-sort',
@@ -281,6 +291,8 @@ register(
         headline=_error,
     )
 )
+
+# %% ../../nbs/13_act.experiments.ipynb #639ec1ae
 _ponder_gpu = _adam | dict(
     bits=96,
     train_max=48,
@@ -292,6 +304,8 @@ _ponder_gpu = _adam | dict(
     train_steps=20,
     test_steps=(1, 2, 4, 8, 16, 20, 32, 64),
 )  # and its probes of lambda_n's start
+
+# %% ../../nbs/13_act.experiments.ipynb #f9cd2256
 register(
     Experiment(
         'pondernet-parity',

@@ -47,6 +47,7 @@ class LoopedConfig(TrainConfig):
     data_seed: int = 1
 
 
+# %% ../../nbs/32_looped.experiments.ipynb #9026ecf7
 def looped_model(cfg: LoopedConfig):
     "The model of `cfg`: a `LoopedTransformer` of `n_layers` blocks a loop, or a `Transformer`."
     # the standard `Transformer` has `n_layers` blocks in all
@@ -128,6 +129,7 @@ GPU_LOOPS = {
 }
 
 
+# %% ../../nbs/32_looped.experiments.ipynb #c88758fe
 def presets(task: str, model: str) -> dict:
     "The ci, cpu and gpu presets of `model` ('looped' or 'standard') on `task`."
     b, T = GPU_LOOPS[task]
@@ -195,6 +197,7 @@ def presets(task: str, model: str) -> dict:
     return {k: v | dict(task=task) for k, v in out.items()}
 
 
+# %% ../../nbs/32_looped.experiments.ipynb #15732f09
 for task in FUNCTION_CLASSES:
     for model in ('looped', 'standard'):
         register(

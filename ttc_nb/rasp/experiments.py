@@ -49,6 +49,7 @@ class RASPConfig(TrainConfig):
     eval_batch: int = at_least(1, 500)
 
 
+# %% ../../nbs/25a_rasp.experiments.ipynb #d7608f37
 def rasp_data(cfg: RASPConfig):
     "The task and its train, valid and test tensors."
     task, rng = (
@@ -68,6 +69,7 @@ def rasp_data(cfg: RASPConfig):
     )
 
 
+# %% ../../nbs/25a_rasp.experiments.ipynb #175d3998
 def rasp_setup(cfg: RASPConfig) -> Setup:
     "The RASP `Setup` from `cfg`: an encoder of the analysis' size, trained with `rasp_loss`."
     if cfg.program not in TABLE1_PROGRAMS:
@@ -147,6 +149,7 @@ PRESETS = dict(
     ),
 )
 
+# %% ../../nbs/25a_rasp.experiments.ipynb #88843c31
 LONGER = {
     'dyck1_ptf': dict(ci=dict(max_len=10), cpu=dict(max_len=16))
 }  # two tokens: too few short inputs

@@ -77,6 +77,7 @@ class RecurrenceConfig(TrainConfig):
     data_seed: int = 0
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #69c0ae10
 def n_tokens(cfg):
     "The vocabulary: cities, EOS and PAD; or numbers and SEP."
     return cfg.cities + 2 if cfg.task == 'paths' else cfg.vocab + 1
@@ -108,12 +109,14 @@ def train_flops(cfg):
     return update_flops(cfg) * cfg.updates
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #116f46e7
 def recorded_config(c: dict) -> RecurrenceConfig:
     "The config that a run's `summary.json` or `config.json` records."
     # JSON wrote its tuples as lists
     return RecurrenceConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c.items()})
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #1fa8dff3
 def recurrence_data(cfg):
     "The task's rows {'train', 'test', 'prompt'}, and for paths the map."
     # 'train' is None for sorting (drawn fresh); 'prompt': the tokens before the outputs
@@ -136,6 +139,7 @@ def recurrence_data(cfg):
     return dict(train=None, test=test, prompt=cfg.length + 1)
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #0b9fa706
 def decoder(cfg) -> TopRecurrent:
     "The decoder of `cfg`, its positions covering a training input."
     return TopRecurrent(
@@ -152,6 +156,7 @@ def decoder(cfg) -> TopRecurrent:
     )
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #664e2608
 def recurrence_setup(cfg):
     "The decoder of `cfg`, its loss, training rows and held-out rows."
     d, pad = recurrence_data(cfg), n_tokens(cfg) - 1 if cfg.task == 'paths' else None
@@ -200,6 +205,7 @@ def matched(p: dict, model: str) -> dict:
     )
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #5871d813
 _ci = dict(
     d_model=16,
     n_heads=2,
@@ -235,47 +241,50 @@ _gpu = dict(
     warmup=500,
     ckpt_every=2000,
 )
-RECURRENT = dict(
-    paths=dict(
-        ci=_ci | dict(cities=30, radius=0.3, max_cities=10, train_size=300, test_size=40),
-        cpu=_cpu
-        | dict(
-            cities=300,
-            radius=0.09,
-            max_cities=30,
-            train_size=20000,
-            test_size=1000,
-            test_steps=(1, 2, 3, 4, 6, 8, 12, 16),
-        ),
-        gpu=_gpu
-        | dict(
-            cities=2000,
-            radius=0.035,
-            max_cities=45,
-            train_size=400000,
-            test_size=2000,
-            eval_batch=500,
-            updates=40000,
-            eval_every=4000,
-            test_steps=(1, 2, 3, 4, 6, 8, 12, 16),
-        ),
+
+# %% ../../nbs/52_recurrence.experiments.ipynb #1b64ac7b
+_paths = dict(
+    ci=_ci | dict(cities=30, radius=0.3, max_cities=10, train_size=300, test_size=40),
+    cpu=_cpu
+    | dict(
+        cities=300,
+        radius=0.09,
+        max_cities=30,
+        train_size=20000,
+        test_size=1000,
+        test_steps=(1, 2, 3, 4, 6, 8, 12, 16),
     ),
-    sort=dict(
-        ci=_ci | dict(task='sort', length=5, vocab=10, eval_size=40),
-        cpu=_cpu | dict(task='sort', length=16, vocab=64, test_steps=(1, 2, 4, 8, 16, 32, 64)),
-        gpu=_gpu
-        | dict(
-            task='sort',
-            length=32,
-            vocab=100,
-            eval_size=2000,
-            eval_batch=500,
-            updates=30000,
-            eval_every=3000,
-            test_steps=(1, 2, 4, 8, 16, 32, 64, 160),
-        ),
+    gpu=_gpu
+    | dict(
+        cities=2000,
+        radius=0.035,
+        max_cities=45,
+        train_size=400000,
+        test_size=2000,
+        eval_batch=500,
+        updates=40000,
+        eval_every=4000,
+        test_steps=(1, 2, 3, 4, 6, 8, 12, 16),
     ),
 )
+
+# %% ../../nbs/52_recurrence.experiments.ipynb #1dc9125c
+_sort = dict(
+    ci=_ci | dict(task='sort', length=5, vocab=10, eval_size=40),
+    cpu=_cpu | dict(task='sort', length=16, vocab=64, test_steps=(1, 2, 4, 8, 16, 32, 64)),
+    gpu=_gpu
+    | dict(
+        task='sort',
+        length=32,
+        vocab=100,
+        eval_size=2000,
+        eval_batch=500,
+        updates=30000,
+        eval_every=3000,
+        test_steps=(1, 2, 4, 8, 16, 32, 64, 160),
+    ),
+)
+RECURRENT = dict(paths=_paths, sort=_sort)
 # '<cpu|gpu>-cured': the preset cured of overthinking (the probes)
 CURE = dict(recall='input', norm=True, train_steps=8)
 for scale in ('cpu', 'gpu'):
@@ -285,6 +294,7 @@ for scale in ('cpu', 'gpu'):
     RECURRENT['sort'][f'{scale}-cured'] = RECURRENT['sort'][scale] | CURE
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #3cb1df00
 def _decoding(s, cfg, rows: int = 64):
     "The greedy decoding that `generation_curve` makes, for `benchmarks/gpu_time.py`."
     # per test step count, the first `rows` test rows, scaled to a batch, repeated per batch
@@ -304,6 +314,7 @@ def _decoding(s, cfg, rows: int = 64):
     ]
 
 
+# %% ../../nbs/52_recurrence.experiments.ipynb #2a11c5fa
 for task, presets in RECURRENT.items():
     for model in ('recurrent', 'longer', 'deep'):
         how = 'top block repeated' if model == 'recurrent' else 'matched in training FLOPs'

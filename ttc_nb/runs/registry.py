@@ -45,6 +45,8 @@ from dataclasses import dataclass, field, asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Callable
+
+# %% ../../nbs/09_runs.registry.ipynb #122b5e6a
 import torch
 import torch.distributed as dist
 from fastcore.basics import patch
@@ -127,6 +129,7 @@ class Costs:
     extra: Callable = None
 
 
+# %% ../../nbs/09_runs.registry.ipynb #2f87ac27
 @dataclass
 class Experiment:
     "A named recipe: a config class, its presets, and `setup(cfg) -> Setup`."
@@ -225,6 +228,7 @@ def _is_curve(c):
     )
 
 
+# %% ../../nbs/09_runs.registry.ipynb #fcc5b2c6
 _RUN_FILES = {  # what a run's JSON file must hold, and what to do when it is lost
     'config.json': (
         lambda d: (
@@ -258,6 +262,7 @@ def read_run_file(run_dir, name):
     return d
 
 
+# %% ../../nbs/09_runs.registry.ipynb #c9af9885
 def report(run_dir, metric=None):
     "Redraw a run's plots from its files; returns its summary (or config, if unfinished)."
     run_dir = Path(run_dir)

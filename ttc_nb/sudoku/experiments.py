@@ -79,6 +79,7 @@ class SudokuConfig(TrainConfig):
     variants: int = at_least(-1, -1)
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #c5ed8524
 # the sets of the `cpu-hard` comparison: 1,000 of our hard puzzles to train on, each with 1,000
 # fixed symmetries as in the TRM paper, 100 to validate, 1,000 to test by rating band
 HARD_CPU = dict(
@@ -110,6 +111,7 @@ GPU_TRAINING = dict(
 )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #fc6a953a
 def _hard_sets(cfg):
     "The training, validation and test sets of our hard puzzles."
     if tuple(cfg.box) != (3, 3):  # 4x4 puzzles never need a backtrack of our solver
@@ -124,6 +126,7 @@ def _hard_sets(cfg):
     }
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #5315d750
 def _extreme_sets(cfg):
     "Training and validation puzzles drawn from train.csv, test puzzles from test.csv."
     d = Path(cfg.data)
@@ -154,6 +157,7 @@ def _extreme_sets(cfg):
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #cc35c760
 def sudoku_data(cfg: SudokuConfig):
     "The puzzle sets of `cfg`: {'train', 'valid', 'test': {band: set}}."
     if cfg.data:
@@ -209,6 +213,7 @@ def _eval_batches(cfg, evals):
     return {k: count(k) for k in evals}
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #7b1640fb
 def _hard_build_seconds(cfg, n: int = 8):
     "One worker's seconds to build the hard sets of `cfg`, at the rate measured on `n` puzzles."
     with tempfile.TemporaryDirectory() as d:
@@ -219,6 +224,7 @@ def _hard_build_seconds(cfg, n: int = 8):
     return dict(hard_s_per_puzzle=round(per, 4), one_worker_s=round(per * size, 1))
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #21eb12c8
 def _build_seconds(cfg, n: int = 64):
     "One worker's seconds to build the sets of `cfg`, at the rates measured on a few puzzles."
     if cfg.data:  # read from files, or our hard set
@@ -258,6 +264,7 @@ def _build_seconds(cfg, n: int = 64):
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #dea48b80
 def sudoku_costs(costliest: dict = None) -> Costs:
     "What `benchmarks/gpu_time.py` needs of a Sudoku experiment, its `Costs`, with `costliest`."
     return Costs(
@@ -292,6 +299,31 @@ def rrn_setup(cfg: RRNConfig):
 _rrn_curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
 # the network and its training of the `cpu` and `cpu-hard` presets, which differ in their puzzles
 _RRN_CPU = dict(**CPU_NETWORK, batch_size=32, train_steps=8, alpha=1.0, test_steps=_rrn_curve)
+# `ci` on 4x4 boards; `gpu` the paper's network and training
+_RRN_CI = dict(
+    **CI_SETS,
+    hidden=16,
+    embed=4,
+    batch_size=16,
+    lr=3e-2,
+    updates=30,
+    eval_every=15,
+    ckpt_every=15,
+    train_steps=4,
+    test_steps=(1, 2, 4, 8, 16),
+    alpha=1.0,
+)
+_RRN_GPU = dict(
+    **GPU_TRAINING,
+    batch_size=64,
+    updates=32000,
+    eval_every=4000,
+    ckpt_every=2500,
+    train_steps=32,
+    test_steps=(*_rrn_curve, 96, 128),
+)
+
+# %% ../../nbs/45_sudoku.experiments.ipynb #38fd563d
 register(
     Experiment(
         'sudoku-rrn',
@@ -300,19 +332,7 @@ register(
         RRNConfig,
         rrn_setup,
         presets=dict(
-            ci=dict(
-                **CI_SETS,
-                hidden=16,
-                embed=4,
-                batch_size=16,
-                lr=3e-2,
-                updates=30,
-                eval_every=15,
-                ckpt_every=15,
-                train_steps=4,
-                test_steps=(1, 2, 4, 8, 16),
-                alpha=1.0,
-            ),
+            ci=_RRN_CI,
             cpu=dict(
                 **_RRN_CPU,
                 updates=6000,
@@ -320,15 +340,7 @@ register(
                 ckpt_every=500,
                 **CPU_SETS,
             ),
-            gpu=dict(
-                **GPU_TRAINING,
-                batch_size=64,
-                updates=32000,
-                eval_every=4000,
-                ckpt_every=2500,
-                train_steps=32,
-                test_steps=(*_rrn_curve, 96, 128),
-            ),
+            gpu=_RRN_GPU,
         )
         | {
             # the cpu preset's network on the hard set, for an hour of 2 cores at the 10.75
@@ -381,6 +393,7 @@ class DEQConfig(SudokuConfig):
     pretrain_steps: int = at_least(1, 8)  # the unrolled network's steps
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #def83814
 def pretraining(sample, updates: int):
     "`sample(gen)` with a third element: whether `update` is one of the first `updates`."
 
@@ -390,6 +403,7 @@ def pretraining(sample, updates: int):
     return phased
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #fedba37f
 def deq_model(cfg: DEQConfig) -> DEQRRN:
     "The network of `cfg`."
     return DEQRRN(
@@ -407,6 +421,7 @@ def deq_model(cfg: DEQConfig) -> DEQRRN:
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #e4c65efe
 def deq_setup(cfg: DEQConfig):
     "The DEQ network, its loss, and the `sudoku-rrn` puzzles and metrics of `cfg`."
     s = sudoku_setup(
@@ -432,6 +447,7 @@ def deq_setup(cfg: DEQConfig):
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #f30fdf52
 _deq_curve = (1, 2, 4, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 # the network, solver and training of the `cpu` and `cpu-hard` presets, which differ in puzzles
 _DEQ_CPU = dict(
@@ -444,6 +460,32 @@ _DEQ_CPU = dict(
     back_iters=30,
     test_steps=_deq_curve,
 )
+# `ci` on 4x4 boards; `gpu` the paper's network and training, the solver's budget 40
+_DEQ_CI = dict(
+    **CI_SETS,
+    hidden=16,
+    embed=4,
+    batch_size=16,
+    lr=3e-2,
+    updates=30,
+    eval_every=15,
+    ckpt_every=15,
+    train_steps=16,
+    back_iters=16,
+    test_steps=(1, 2, 4, 8, 16, 32),
+)
+_DEQ_GPU = dict(
+    **GPU_TRAINING,
+    batch_size=64,
+    updates=18000,
+    eval_every=3000,
+    ckpt_every=2500,
+    train_steps=40,
+    back_iters=40,
+    test_steps=_deq_curve,
+)
+
+# %% ../../nbs/45_sudoku.experiments.ipynb #51eb2080
 register(
     Experiment(
         'sudoku-deq',
@@ -452,19 +494,7 @@ register(
         DEQConfig,
         deq_setup,
         presets=dict(
-            ci=dict(
-                **CI_SETS,
-                hidden=16,
-                embed=4,
-                batch_size=16,
-                lr=3e-2,
-                updates=30,
-                eval_every=15,
-                ckpt_every=15,
-                train_steps=16,
-                back_iters=16,
-                test_steps=(1, 2, 4, 8, 16, 32),
-            ),
+            ci=_DEQ_CI,
             cpu=dict(
                 **_DEQ_CPU,
                 updates=3250,
@@ -473,16 +503,7 @@ register(
                 pretrain=3000,
                 **CPU_SETS,
             ),
-            gpu=dict(
-                **GPU_TRAINING,
-                batch_size=64,
-                updates=18000,
-                eval_every=3000,
-                ckpt_every=2500,
-                train_steps=40,
-                back_iters=40,
-                test_steps=_deq_curve,
-            ),
+            gpu=_DEQ_GPU,
         )
         | {
             # the cpu preset on the hard set, for an hour of 2 cores at the 7.24 updates per
@@ -530,6 +551,7 @@ class PGAdjConfig(SudokuConfig):
     )  # updates over which the prior falls linearly to 0; 0: it stays
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #db73eeef
 def pgadj_model(cfg: PGAdjConfig) -> LearnedGraphRRN:
     "The network of `cfg`."
     n = cfg.box[0] * cfg.box[1]
@@ -551,6 +573,7 @@ def pgadj_model(cfg: PGAdjConfig) -> LearnedGraphRRN:
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #91d305ea
 def annealed(sample, model: LearnedGraphRRN, prior: float, updates: int):
     "`sample(gen, update)`: `sample`'s batch, once `model`'s prior is set for `update`."
     if updates < 1:
@@ -563,6 +586,7 @@ def annealed(sample, model: LearnedGraphRRN, prior: float, updates: int):
     return sample_at
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #ed681be3
 def pgadj_setup(cfg: PGAdjConfig):
     "The network, its surrogate loss, training batches, held-out sets and metrics of `cfg`."
     s = sudoku_setup(
@@ -575,6 +599,39 @@ def pgadj_setup(cfg: PGAdjConfig):
     )
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #930fb878
+# `ci` on 4x4 boards; `gpu` the paper's training, the prior annealed over 1,000 updates
+_PGADJ_CI = dict(
+    **CI_SETS,
+    hidden=16,
+    embed=4,
+    d_model=16,
+    n_heads=2,
+    n_layers=1,
+    samples=2,
+    batch_size=8,
+    lr=3e-2,
+    updates=30,
+    eval_every=15,
+    ckpt_every=15,
+    train_steps=4,
+    test_steps=(1, 2, 4, 8),
+)
+_PGADJ_GPU = dict(
+    **GPU_TRAINING,
+    n_layers=1,
+    estimator='both',
+    batch_size=16,
+    updates=28000,
+    eval_every=4000,
+    ckpt_every=2500,
+    prior=5.0,
+    prior_updates=1000,
+    train_steps=32,
+    test_steps=(1, 2, 4, 8, 16, 32, 64, 96),
+)
+
+# %% ../../nbs/45_sudoku.experiments.ipynb #41035347
 register(
     Experiment(
         'sudoku-pgadj',
@@ -583,22 +640,7 @@ register(
         PGAdjConfig,
         pgadj_setup,
         presets=dict(
-            ci=dict(
-                **CI_SETS,
-                hidden=16,
-                embed=4,
-                d_model=16,
-                n_heads=2,
-                n_layers=1,
-                samples=2,
-                batch_size=8,
-                lr=3e-2,
-                updates=30,
-                eval_every=15,
-                ckpt_every=15,
-                train_steps=4,
-                test_steps=(1, 2, 4, 8),
-            ),
+            ci=_PGADJ_CI,
             cpu=dict(
                 **CPU_NETWORK,
                 n_layers=1,
@@ -613,19 +655,7 @@ register(
                 test_steps=(1, 2, 4, 8, 16, 32),
                 **CPU_SETS,
             ),
-            gpu=dict(
-                **GPU_TRAINING,
-                n_layers=1,
-                estimator='both',
-                batch_size=16,
-                updates=28000,
-                eval_every=4000,
-                ckpt_every=2500,
-                prior=5.0,
-                prior_updates=1000,
-                train_steps=32,
-                test_steps=(1, 2, 4, 8, 16, 32, 64, 96),
-            ),
+            gpu=_PGADJ_GPU,
         ),
         costs=sudoku_costs(),
         headline=dict(metric='exact', better='max', harder=('minimal', '27-33')),
@@ -655,6 +685,7 @@ class TRMConfig(SudokuConfig):
     ema: float = between(0.0, 0.9999, 0.999)  # rate of the weights' moving average; 0: none
 
 
+# %% ../../nbs/45_sudoku.experiments.ipynb #3639e242
 def trm_model(cfg: TRMConfig):
     "The network of `cfg`, wrapped with its moving average unless `ema` is 0."
     net = TRM(
@@ -679,6 +710,32 @@ def trm_setup(cfg: TRMConfig):
 
 
 # %% ../../nbs/45_sudoku.experiments.ipynb #7fdafef7
+_trm_ci = dict(
+    box=(2, 2),
+    d_model=32,
+    heads=2,
+    n=2,
+    cycles=2,
+    prefix=2,
+    multiple=8,
+    givens=(8, 12),
+    bands=('minimal', '8-12'),
+    train_size=64,
+    valid_size=32,
+    test_size=32,
+    variants=3,
+    batch_size=32,
+    lr=1e-2,
+    wd=0.1,
+    ema=0.9,
+    updates=30,
+    eval_every=15,
+    ckpt_every=15,
+    train_steps=4,
+    test_steps=(1, 2, 4, 8, 16),
+)
+
+# %% ../../nbs/45_sudoku.experiments.ipynb #8c3222f1
 _trm_cpu = dict(
     d_model=64,
     multiple=64,
@@ -694,6 +751,8 @@ _trm_cpu = dict(
     test_steps=(1, 2, 4, 8, 12, 16, 24, 32),
     **HARD_CPU,
 )
+
+# %% ../../nbs/45_sudoku.experiments.ipynb #a9c82f88
 _trm_gpu = dict(  # the paper's: Jolicoeur-Martineau 2025, and the code's Sudoku-Extreme command
     d_model=512,
     layers=2,
@@ -734,30 +793,7 @@ register(
         TRMConfig,
         trm_setup,
         presets={
-            'ci': dict(
-                box=(2, 2),
-                d_model=32,
-                heads=2,
-                n=2,
-                cycles=2,
-                prefix=2,
-                multiple=8,
-                givens=(8, 12),
-                bands=('minimal', '8-12'),
-                train_size=64,
-                valid_size=32,
-                test_size=32,
-                variants=3,
-                batch_size=32,
-                lr=1e-2,
-                wd=0.1,
-                ema=0.9,
-                updates=30,
-                eval_every=15,
-                ckpt_every=15,
-                train_steps=4,
-                test_steps=(1, 2, 4, 8, 16),
-            ),
+            'ci': _trm_ci,
             'cpu': _trm_cpu,
             'cpu-attention': _trm_cpu | dict(mixer='attention', heads=4),
             # the paper's configuration, cut to the updates that fit 20 minutes of an H100
