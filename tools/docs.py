@@ -290,6 +290,9 @@ def pages(site=False, only=None):
         s = re.sub(
             r'^\[source\]\(.*\)\{.*\}\n', '', s.replace(host, ''), flags=re.M
         )  # quarto-only source links
+        # nbdev links every name of _modidx that a page writes in backticks, private ones too; a
+        # private name has no entry on its page (show_doc renders public names only): plain code
+        s = re.sub(r'\[(`_\w+`)\]\([\w.-]+\.html#_\w+\)', r'\1', s)
         return re.sub(
             r'(\]\(|href=")([\w.-]+)\.ipynb',
             lambda m: m.group(1) + names.get(m.group(2) + '.ipynb', m.group(2)) + '.html',
