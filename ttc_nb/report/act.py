@@ -65,7 +65,7 @@ def _mean(ss, held_out='test'):
 
 
 def _spread(ss):
-    "The mean error of the seeds `ss`, then each seed's."
+    "The mean error of the runs `ss` of several seeds, then each run's."
     return f'{_mean(ss):.1%} (seeds: {", ".join(f"{_err(s):.1%}" for s in ss)})'
 
 

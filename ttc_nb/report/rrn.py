@@ -205,7 +205,7 @@ def preset_runs(results, preset: str = 'cpu') -> dict:
         if all(s.startswith('seed=') for s in command_sets(saved['command'])):  # the preset's own
             out[str(cfg.parent.relative_to(folder))] = load_json(summary)
     out = {d: s for d, s in out.items() if s.get('finished', True)}
-    # ordered by seed: a seed's run in SEEDS first, then its later runs in the order made
+    # ordered by seed: for each, its run in SEEDS first, then its later runs as made
     key = lambda d: (out[d]['config']['seed'], d not in SEEDS, out[d]['env']['started'])
     return {d: out[d] for d in sorted(out, key=key)}
 
