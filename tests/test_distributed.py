@@ -138,6 +138,14 @@ def test_two_processes_differ_from_one(reference, uninterrupted):
     assert records(uninterrupted(*RUN[:-2])) != records(reference)  # twice the samples per update
 
 
+def alive(pid) -> bool:
+    "Whether process `pid` exists and is not a zombie."
+    try:
+        return Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+
+
 # One run SIGKILLed, then stopped by its time limit, then resumed: each stint in two processes.
 def test_sigkill_and_time_limit_stop_both_processes_then_resume(reference, tmp_path):
     out = tmp_path / 'killed'
@@ -151,14 +159,16 @@ def test_sigkill_and_time_limit_stop_both_processes_then_resume(reference, tmp_p
     wait_for_checkpoint(p, out)
     time.sleep(kill_delay(reference, 0))
     assert p.poll() is None, 'run finished before it could be killed: make it longer'
-    # torchrun starts each of its processes in a session of its own: killed with torchrun's group
-    # alone, they would train the run to its end
+    # torchrun starts each of its processes in a session of its own, out of the group killed here:
+    # they asked to be killed with their parent (die_with_parent), or they would train to the end
     workers = Path(f'/proc/{p.pid}/task/{p.pid}/children').read_text().split()
     assert len(workers) == 2, workers
     os.killpg(p.pid, signal.SIGKILL)
-    for w in workers:
-        os.kill(int(w), signal.SIGKILL)
     p.wait()
+    deadline = time.time() + 10
+    while any(alive(w) for w in workers) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(w) for w in workers), workers
     assert records(out)[-1]['update'] < UPDATES
     r = ttc('run', '--resume', '--out', out, '--nproc', '1')
     assert (

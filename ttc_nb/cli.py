@@ -336,6 +336,10 @@ def _warn(message, category, filename, lineno, file=None, line=None):
 
 def main(argv=None):
     "Entry point of `ttc`: run the command in `argv`; a user's error is one line and exit code 2."
+    if 'TTC_STARTED' in os.environ:  # one of the processes that `ttc run --nproc N` started
+        from ttc_nb.train.processes import die_with_parent
+
+        die_with_parent()  # a SIGKILL of `ttc run --nproc N` ends its processes too
     started = float(
         os.environ.pop('TTC_STARTED', time.time())
     )  # set by `ttc run --nproc N` for the processes it starts

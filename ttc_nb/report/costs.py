@@ -11,6 +11,7 @@ from pathlib import Path
 from ..train.files import load_json
 from ..errors import UsageError
 from ..runs.registry import get_experiment
+from ..runs.provenance import chip
 
 # %% ../../nbs/60_report.costs.ipynb #530de95f
 GPU_TIME = 'gpu-time-h100.json'  # the file benchmarks/gpu_time.py writes, in a results folder
@@ -53,7 +54,7 @@ def gpu_minutes(names, results, preset='gpu'):
         h = r.get('cpu_train_h', 0)
         cpu = (
             f'; on {r["cpu_threads"]} thread{"s" if r["cpu_threads"] > 1 else ""} '
-            f'of a {est["env"]["cpus"]}-core {est["env"]["device_name"]}: '
+            f'of a {est["env"]["cpus"]}-core {chip(est["env"]["device_name"])}: '
             f'{r["cpu_update_s"] * 1e3:.1f} ms an update, {"at most " if r["bound"] else ""}'
             f'{f"{h:.1f} h" if h >= 1 else f"{60 * h:.0f} min"} of training'
             if 'cpu_train_h' in r

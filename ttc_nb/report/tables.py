@@ -34,6 +34,7 @@ import json
 from pathlib import Path, PurePath
 from ..train.files import MetricsLog, load_json
 from ..runs.registry import command_sets
+from ..runs.provenance import chip
 from .costs import CPU_RUN_H
 from ..errors import UsageError
 
@@ -209,7 +210,7 @@ def hardware_table(path, within_h: float = CPU_RUN_H) -> Markdown:
     env, threads = est['env'], ' or '.join(sorted({str(r['cpu_threads']) for r in est['rows']}))
     return Markdown(
         f'CPU: {threads} thread{"" if threads == "1" else "s"} '
-        f'of a {env["cpus"]}-core {env["device_name"]}; '
+        f'of a {env["cpus"]}-core {chip(env["device_name"])}; '
         f'a CPU run within {within_h:g} h.\n\n' + markdown_table(rows)
     )
 
