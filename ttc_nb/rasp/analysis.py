@@ -108,36 +108,42 @@ def _hidden_heads(v, sw_heads: dict) -> list:
     return []
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #10c39c0c
+def _sop_named(program: Program, name: str):
+    "The s-op `name` of `program`; if it has none, an error that lists the s-ops it has."
+    if name not in program.sops:
+        raise RASPError(
+            f'the program has no s-op named {name!r}; '
+            f'its s-ops: {", ".join(program.sops) or "none"}'
+        )
+    return program.sops[name]
+
+
+# %% ../../nbs/24_rasp.analysis.ipynb #bf4d2a34
+def _place(v, layer: dict) -> int:
+    "The layer of node `v` by the paper's rules, from `layer`, which holds its children's."
+    ls = [layer[c.id] for c in v.children]
+    if isinstance(v, R.Select):
+        return 1 + max(ls)
+    if isinstance(v, R.Aggregate):
+        return max(ls[0], ls[1] + 1)
+    if isinstance(v, R.Length):
+        return 1
+    if isinstance(v, R.SelectorWidth):
+        return max(ls[0], 1)
+    return max(ls, default=0)
+
+
 # %% ../../nbs/24_rasp.analysis.ipynb #5e845f9b
 def analyse(target, name: str = None) -> Analysis:
     "Layers and heads of a `Program` (or of its s-op `name`) or an s-op node, by the paper's rules."
     if isinstance(target, Program):
-        sops = target.sops
-        if name is not None:
-            if name not in sops:
-                raise RASPError(
-                    f'the program has no s-op named {name!r}; '
-                    f'its s-ops: {", ".join(sops) or "none"}'
-                )
-            sops = {name: sops[name]}
+        sops = target.sops if name is None else {name: _sop_named(target, name)}
     else:
         sops = {name or 'output': target}
     layer, heads, sw_heads = {}, {}, {}
-
-    def place(v):
-        ls = [layer[c.id] for c in v.children]
-        if isinstance(v, R.Select):
-            return 1 + max(ls)
-        if isinstance(v, R.Aggregate):
-            return max(ls[0], ls[1] + 1)
-        if isinstance(v, R.Length):
-            return 1
-        if isinstance(v, R.SelectorWidth):
-            return max(ls[0], 1)
-        return max(ls, default=0)
-
     for v in postorder(list(sops.values())):
-        layer[v.id] = place(v)
+        layer[v.id] = _place(v, layer)
         for s in _hidden_heads(v, sw_heads):
             layer.setdefault(
                 s.id,
@@ -183,6 +189,38 @@ def _label(v, names: dict) -> str:
     return type(v).__name__.lower()
 
 
+# %% ../../nbs/24_rasp.analysis.ipynb #942f724e
+def _in_attention(v) -> bool:
+    "Whether node `v` is computed by a layer's attention (a selector or a head), not its MLP."
+    return isinstance(v, (R.Selector, R.Aggregate, R.SelectorWidth, R.Length))
+
+
+def _grid(nodes: list, a: Analysis) -> tuple:
+    "The (column, row) of each of `nodes` by its id, and the number of rows of each column."
+    col = {v.id: 0 if a.layer[v.id] == 0 else 2 * a.layer[v.id] - _in_attention(v) for v in nodes}
+    rows, pos = {}, {}
+    for v in nodes:
+        pos[v.id] = (col[v.id], rows.setdefault(col[v.id], 0))
+        rows[col[v.id]] += 1
+    return pos, rows
+
+
+# %% ../../nbs/24_rasp.analysis.ipynb #6c6eeb03
+def _layer_axes(ax, layers: int, rows: int):
+    "Name the columns of `layers` layers on `ax`, and frame its `rows` rows; no y axis."
+    ax.set_xticks([0] + [c for layer in range(1, layers + 1) for c in (2 * layer - 1, 2 * layer)])
+    ax.set_xticklabels(
+        ['embeddings']
+        + [f'{p} {layer}' for layer in range(1, layers + 1) for p in ('attention', 'MLP')],
+        fontsize=8,
+    )
+    ax.set_yticks([])
+    ax.set_xlim(-0.7, 2 * layers + 0.7)
+    ax.set_ylim(-0.7, rows - 0.3)
+    for s in ('top', 'right', 'left'):
+        ax.spines[s].set_visible(False)
+
+
 # %% ../../nbs/24_rasp.analysis.ipynb #e8e5d4c3
 def draw_graph(program: Program, name: str = None, ax=None):
     "The graph of `program` (or of its s-op `name`) without constants, in the analysis' layers."
@@ -193,12 +231,7 @@ def draw_graph(program: Program, name: str = None, ax=None):
     names = {v.id: n for n, v in program.sops.items()}
     # constants: in the labels' operators
     nodes = [v for v in postorder(list(sops.values())) if not isinstance(v, R.Full)]
-    in_attention = lambda v: isinstance(v, (R.Selector, R.Aggregate, R.SelectorWidth, R.Length))
-    col = {v.id: 0 if a.layer[v.id] == 0 else 2 * a.layer[v.id] - in_attention(v) for v in nodes}
-    rows, pos = {}, {}
-    for v in nodes:
-        pos[v.id] = (col[v.id], rows.setdefault(col[v.id], 0))
-        rows[col[v.id]] += 1
+    pos, rows = _grid(nodes, a)
     ax = ax or plt.subplots(figsize=(2.2 * (2 * a.layers + 1), 0.6 * max(rows.values()) + 1))[1]
     for v in nodes:
         for c in v.children:
@@ -207,7 +240,7 @@ def draw_graph(program: Program, name: str = None, ax=None):
                     '', pos[v.id], pos[c.id], arrowprops=dict(arrowstyle='->', color='0.6', lw=0.8)
                 )
     for v in nodes:
-        kind = 'C1' if isinstance(v, R.Selector) else 'C0' if in_attention(v) else 'C2'
+        kind = 'C1' if isinstance(v, R.Selector) else 'C0' if _in_attention(v) else 'C2'
         ax.text(
             *pos[v.id],
             _label(v, names),
@@ -217,17 +250,7 @@ def draw_graph(program: Program, name: str = None, ax=None):
             fontweight='bold' if v.id in names else 'normal',
             bbox=dict(boxstyle='round', fc='white', ec=kind),
         )
-    ax.set_xticks([0] + [c for layer in range(1, a.layers + 1) for c in (2 * layer - 1, 2 * layer)])
-    ax.set_xticklabels(
-        ['embeddings']
-        + [f'{p} {layer}' for layer in range(1, a.layers + 1) for p in ('attention', 'MLP')],
-        fontsize=8,
-    )
-    ax.set_yticks([])
-    ax.set_xlim(-0.7, 2 * a.layers + 0.7)
-    ax.set_ylim(-0.7, max(rows.values()) - 0.3)
-    for s in ('top', 'right', 'left'):
-        ax.spines[s].set_visible(False)
+    _layer_axes(ax, a.layers, max(rows.values()))
     ax.set_title(f'{name or "program"}: {a.layers} layers, heads {a.head_counts}', fontsize=10)
     return ax
 
@@ -263,55 +286,43 @@ def _cell(x) -> str:
     )
 
 
-# %% ../../nbs/24_rasp.analysis.ipynb #3f76489d
-def draw_flow(target, xs, name: str = None, ax=None):
-    "The computation of `target` (a `Program`'s s-op `name`, or a node) on the input `xs`, drawn."
-    import matplotlib.pyplot as plt
-
-    names = {v.id: k for k, v in target.sops.items()} if isinstance(target, Program) else {}
-    if isinstance(target, Program):
-        if name not in target.sops:
-            raise RASPError(
-                f'the program has no s-op named {name!r}; '
-                f'its s-ops: {", ".join(target.sops) or "none"}'
-            )
-        target = target.sops[name]
-    nodes = [v for v in postorder([target]) if not isinstance(v, R.Full)]
-    values, n = dict(zip((v.id for v in nodes), R.evaluate(nodes, xs))), len(xs)
-    top, place = 0.0, {}  # place: (top, height) of each node's block
+# %% ../../nbs/24_rasp.analysis.ipynb #09153bae
+def _blocks(nodes: list, n: int) -> tuple:
+    "The (top, height) of each node's block by its id, from the top down, and their total height."
+    top, place = 0.0, {}
     for v in nodes:
         place[v.id] = (top, 0.5 * n if isinstance(v, R.Selector) else 1.0)
         top += place[v.id][1] + 0.6
-    ax = ax or plt.subplots(figsize=(0.45 * n + 4, 0.4 * top + 1))[1]
-    for v in nodes:
-        y, h = place[v.id]
-        ax.text(
-            -0.4,
-            -y - h / 2,
-            _label(v, names),
-            ha='right',
-            va='center',
-            fontsize=8,
-            fontweight='bold' if v.id in names else 'normal',
-        )
-        if isinstance(v, R.Selector):
-            ax.imshow(values[v.id], cmap='Greys', vmin=0, vmax=1.5, extent=(0, n, -y - h, -y))
-        else:
-            for i, x in enumerate(values[v.id].tolist()):
-                ax.text(
-                    i + 0.5,
-                    -y - 0.5,
-                    _cell(x),
-                    ha='center',
-                    va='center',
-                    fontsize=8,
-                    bbox=dict(
-                        boxstyle='square',
-                        fc='C0' if v.id in names else 'white',
-                        alpha=0.25,
-                        ec='0.6',
-                    ),
-                )
+    return place, top
+
+
+# %% ../../nbs/24_rasp.analysis.ipynb #ed050354
+def _draw_values(ax, v, value, block: tuple, n: int, named: bool):
+    "The `value` of node `v` in its `block` (top, height): a selector's matrix, or a row of cells."
+    y, h = block
+    if isinstance(v, R.Selector):
+        ax.imshow(value, cmap='Greys', vmin=0, vmax=1.5, extent=(0, n, -y - h, -y))
+    else:
+        for i, x in enumerate(value.tolist()):
+            ax.text(
+                i + 0.5,
+                -y - 0.5,
+                _cell(x),
+                ha='center',
+                va='center',
+                fontsize=8,
+                bbox=dict(
+                    boxstyle='square',
+                    fc='C0' if named else 'white',
+                    alpha=0.25,
+                    ec='0.6',
+                ),
+            )
+
+
+# %% ../../nbs/24_rasp.analysis.ipynb #a7669d05
+def _draw_reads(ax, nodes: list, place: dict, n: int):
+    "An arrow from each node to every node that reads it, right of the blocks of `place`."
     mid = lambda v: -place[v.id][0] - place[v.id][1] / 2
     for k, v in enumerate(nodes):  # arms out to the right, longer for later nodes
         arm = 8 + 3 * (k % 8)
@@ -328,6 +339,33 @@ def draw_flow(target, xs, name: str = None, ax=None):
                         connectionstyle=f'arc,angleA=0,angleB=0,armA={arm},armB={arm},rad=3',
                     ),
                 )
+
+
+# %% ../../nbs/24_rasp.analysis.ipynb #3f76489d
+def draw_flow(target, xs, name: str = None, ax=None):
+    "The computation of `target` (a `Program`'s s-op `name`, or a node) on the input `xs`, drawn."
+    import matplotlib.pyplot as plt
+
+    names = {v.id: k for k, v in target.sops.items()} if isinstance(target, Program) else {}
+    if isinstance(target, Program):
+        target = _sop_named(target, name)
+    nodes = [v for v in postorder([target]) if not isinstance(v, R.Full)]
+    values, n = dict(zip((v.id for v in nodes), R.evaluate(nodes, xs))), len(xs)
+    place, top = _blocks(nodes, n)
+    ax = ax or plt.subplots(figsize=(0.45 * n + 4, 0.4 * top + 1))[1]
+    for v in nodes:
+        y, h = place[v.id]
+        ax.text(
+            -0.4,
+            -y - h / 2,
+            _label(v, names),
+            ha='right',
+            va='center',
+            fontsize=8,
+            fontweight='bold' if v.id in names else 'normal',
+        )
+        _draw_values(ax, v, values[v.id], place[v.id], n, v.id in names)
+    _draw_reads(ax, nodes, place, n)
     ax.set_xlim(-0.2 - 0.12 * max(len(_label(v, names)) for v in nodes), n + 1.8)
     ax.set_ylim(-top, 0.3)
     ax.set_aspect('auto')

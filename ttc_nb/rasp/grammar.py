@@ -169,18 +169,23 @@ class RASPParser:
             raise self.fail(repr(text) + why)
         return self.take()
 
-    def name(self, what: str):
-        "Take the name at hand; else raise that `what` was expected."
-        if self.tok.kind != 'name':
-            raise self.fail(what)
-        return self.take()
 
-    def node(self, kind, at, parts) -> Expr:
-        "The `Expr` of `kind`, `at` and `parts`, refused if it nests more than `MAX_DEPTH` deep."
-        e = Expr(kind, at, parts)
-        if e.depth > MAX_DEPTH:
-            raise self.src.error(at, f'the expression nests more than {MAX_DEPTH} deep')
-        return e
+# %% ../../nbs/21_rasp.grammar.ipynb #c19eaf13
+@patch
+def name(self: RASPParser, what: str):
+    "Take the name at hand; else raise that `what` was expected."
+    if self.tok.kind != 'name':
+        raise self.fail(what)
+    return self.take()
+
+
+@patch
+def node(self: RASPParser, kind, at, parts) -> Expr:
+    "The `Expr` of `kind`, `at` and `parts`, refused if it nests more than `MAX_DEPTH` deep."
+    e = Expr(kind, at, parts)
+    if e.depth > MAX_DEPTH:
+        raise self.src.error(at, f'the expression nests more than {MAX_DEPTH} deep')
+    return e
 
 
 # %% ../../nbs/21_rasp.grammar.ipynb #82d3c26e

@@ -47,6 +47,7 @@ import enum
 import itertools
 from dataclasses import dataclass
 import numpy as np
+from fastcore.basics import patch
 import ttc_nb.rasp.ops as R
 from ..errors import RASPError
 from .tracr_ops import Comparison  # noqa: F401  tracr's rasp.Comparison
@@ -107,14 +108,6 @@ class RASPExpr:
         "The name and the unique id: what errors and the compiler call it."
         return f'{self.name}_{self.unique_id}'
 
-    def named(self, name: str):
-        "A copy of the expression with the name `name`."
-        return annotate(self, name=name)
-
-    def annotated(self, **annotations):
-        "A copy of the expression with `annotations` added."
-        return annotate(self, **annotations)
-
     def __call__(self, xs):
         return evaluate(self, xs)
 
@@ -130,6 +123,19 @@ def annotate(expr: RASPExpr, **annotations) -> RASPExpr:
     new = copy.copy(expr)
     new.unique_id, new._annotations = next(_ids), expr._annotations | annotations
     return new
+
+
+# %% ../../nbs/29_rasp.tracr.ipynb #c3b8cf9c
+@patch
+def named(self: RASPExpr, name: str):
+    "A copy of the expression with the name `name`."
+    return annotate(self, name=name)
+
+
+@patch
+def annotated(self: RASPExpr, **annotations):
+    "A copy of the expression with `annotations` added."
+    return annotate(self, **annotations)
 
 
 # %% ../../nbs/29_rasp.tracr.ipynb #f13784b2
