@@ -129,71 +129,87 @@ GPU_LOOPS = {
 }
 
 
+# %% ../../nbs/32_looped.experiments.ipynb #5066eba6
+def _ci_preset() -> dict:
+    "The `ci` preset of the looped model: d = 3, width 16, 400 updates of a few seconds in all."
+    return dict(
+        d=3,
+        dims=(2, 3, 1, 10),
+        points=(4, 7, 1, 10),
+        loops=(2, 3, 1, 10),
+        window=2,
+        train_steps=3,
+        n_embd=16,
+        n_heads=2,
+        updates=400,
+        lr=1e-2,
+        eval_every=200,
+        ckpt_every=200,
+        eval_size=64,
+        eval_batch=32,
+        test_steps=(1, 3, 6),
+    )
+
+
+# %% ../../nbs/32_looped.experiments.ipynb #95a329b9
+def _cpu_preset() -> dict:
+    "The `cpu` preset of the looped model: d = 5, prompts to 11 examples, b to 40, 8,000 updates."
+    return dict(
+        d=5,
+        dims=(2, 5, 1, 500),
+        points=(5, 11, 2, 500),
+        loops=(4, 40, 3, 375),
+        window=10,
+        train_steps=40,
+        updates=8000,
+        lr=1e-3,
+        wd=0.0,
+        warmup=200,
+        eval_every=1000,
+        ckpt_every=500,
+        test_steps=(1, 2, 5, 10, 20, 40, 80, 200, 400, 800),
+    )
+
+
+# %% ../../nbs/32_looped.experiments.ipynb #e4cdf007
+def _gpu_preset(b: int, T: int) -> dict:
+    "The `gpu` preset of the looped model trained for `b` loops with the loss on the last `T`."
+    return dict(
+        d=10,
+        dims=(5, 10, 1, 1000),
+        points=(11, 41, 2, 500),
+        loops=(T, b, 1, 10000 // (b - T)),
+        window=T,
+        train_steps=b,
+        n_embd=256,
+        n_heads=8,
+        updates=20000,
+        lr=1e-4,
+        wd=0.0,
+        schedule='constant',
+        eval_every=1000,
+        ckpt_every=1000,
+        test_steps=tuple(sorted({1, 2, 5, b // 2, b, 2 * b, 5 * b, 10 * b, 20 * b})),
+    )
+
+
+# %% ../../nbs/32_looped.experiments.ipynb #a7b58a9e
+def _as_standard(out: dict) -> dict:
+    "The looped model's presets `out` for the standard model: 12 blocks (2 in `ci`), applied once."
+    once = dict(loops=(1, 1, 1, 1), window=1, train_steps=1, test_steps=(1,))
+    return {
+        k: p | dict(model='standard', n_layers=2 if k == 'ci' else 12) | once
+        for k, p in out.items()
+    }
+
+
 # %% ../../nbs/32_looped.experiments.ipynb #c88758fe
 def presets(task: str, model: str) -> dict:
     "The ci, cpu and gpu presets of `model` ('looped' or 'standard') on `task`."
     b, T = GPU_LOOPS[task]
-    out = dict(
-        ci=dict(
-            d=3,
-            dims=(2, 3, 1, 10),
-            points=(4, 7, 1, 10),
-            loops=(2, 3, 1, 10),
-            window=2,
-            train_steps=3,
-            n_embd=16,
-            n_heads=2,
-            updates=400,
-            lr=1e-2,
-            eval_every=200,
-            ckpt_every=200,
-            eval_size=64,
-            eval_batch=32,
-            test_steps=(1, 3, 6),
-        ),
-        cpu=dict(
-            d=5,
-            dims=(2, 5, 1, 500),
-            points=(5, 11, 2, 500),
-            loops=(4, 40, 3, 375),
-            window=10,
-            train_steps=40,
-            updates=8000,
-            lr=1e-3,
-            wd=0.0,
-            warmup=200,
-            eval_every=1000,
-            ckpt_every=500,
-            test_steps=(1, 2, 5, 10, 20, 40, 80, 200, 400, 800),
-        ),
-        gpu=dict(
-            d=10,
-            dims=(5, 10, 1, 1000),
-            points=(11, 41, 2, 500),
-            loops=(T, b, 1, 10000 // (b - T)),
-            window=T,
-            train_steps=b,
-            n_embd=256,
-            n_heads=8,
-            updates=20000,
-            lr=1e-4,
-            wd=0.0,
-            schedule='constant',
-            eval_every=1000,
-            ckpt_every=1000,
-            test_steps=tuple(sorted({1, 2, 5, b // 2, b, 2 * b, 5 * b, 10 * b, 20 * b})),
-        ),
-    )
+    out = dict(ci=_ci_preset(), cpu=_cpu_preset(), gpu=_gpu_preset(b, T))
     if model == 'standard':
-        for k, p in out.items():
-            p |= dict(
-                model='standard',
-                n_layers=2 if k == 'ci' else 12,
-                loops=(1, 1, 1, 1),
-                window=1,
-                train_steps=1,
-                test_steps=(1,),
-            )
+        out = _as_standard(out)
     return {k: v | dict(task=task) for k, v in out.items()}
 
 

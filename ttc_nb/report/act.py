@@ -517,36 +517,20 @@ def _runaway(folder, d):
     )
 
 
-# %% ../../nbs/61_report.act.ipynb #rahelp10co
-def run_notes(results) -> dict:
-    "{run directory: what it showed} for the table of every ACT run in `results`/act."
-    folder = family_results(results, 'act')
+# %% ../../nbs/61_report.act.ipynb #0ac9e5c4
+def _parity_notes(folder) -> dict:
+    "{run directory: what it showed} for the parity runs under `folder`, extrapolation included."
     beyond = lambda d: final(load_json(folder / d / 'summary.json'), 'beyond training')['error']
     return {
-        'addition/no-ACT': 'has not learned addition: '
-        'right on little more than the sequences of one number, which have no target',
-        'addition/tau=0.01': 'has not learned addition either, '
-        'but ponders more on numbers of more digits',
         'extrapolation-act/train_max=8': 'learns 1 to 8 nonzero entries of 16; on 9 to 16, '
         f'{beyond("extrapolation-act/train_max=8"):.1%} error',
         'extrapolation-pondernet/lambda_p=0.1': 'solves 1 to 8 nonzero entries of 16; on 9 to 16, '
         f'{beyond("extrapolation-pondernet/lambda_p=0.1"):.1%} error',
-        'gpu/act-logic': 'the gpu preset as it is: '
-        'learns in 10,000 updates of 128 sequences, pondering at its limit',
         'gpu/act-parity': 'the gpu preset as it is: '
         'at chance after 400,000 updates, pondering about two',
         'gpu/pondernet-parity': "the gpu preset as it is, the paper's test on 96 bits: "
         'at chance after 100,000 updates, '
         f'{beyond("gpu/pondernet-parity"):.1%} error beyond the training range',
-        'logic-30k/no-ACT': 'the plain LSTM after five times the updates of the preset, '
-        "far from the paper's 20%",
-        'logic-30k/tau=0.001': 'far ahead of the plain LSTM and still learning at the end, '
-        'pondering at its limit',
-        'logic100/tau=0.01': "the paper's time limit, M = 100, at τ = 0.01: "
-        "worse than the preset's network at M = 20, pondering far below its limit",
-        'logic/no-ACT': "the plain LSTM at the preset's 6,000 updates",
-        'logic/tau=0.001': 'ahead of the plain LSTM after the same updates, '
-        'pondering close to its time limit',
         'parity/no-ACT': 'one update per vector, a network with one hidden layer: near chance',
         'parity/tau=0.001': 'solves 16-bit parity',
         'parity/tau=0.01': 'the ponder cost won: '
@@ -562,8 +546,44 @@ def run_notes(results) -> dict:
         'trained again for 600,000 in parity64-600k',
         'probes16/pondernet-beta=0.1': "PonderNet with ten times the prior's weight: "
         'its halting stays spread and it learns little of its range',
+    }
+
+
+# %% ../../nbs/61_report.act.ipynb #0271a4fc
+def _logic_notes() -> dict:
+    "{run directory: what it showed} for the logic runs."
+    return {
+        'gpu/act-logic': 'the gpu preset as it is: '
+        'learns in 10,000 updates of 128 sequences, pondering at its limit',
+        'logic-30k/no-ACT': 'the plain LSTM after five times the updates of the preset, '
+        "far from the paper's 20%",
+        'logic-30k/tau=0.001': 'far ahead of the plain LSTM and still learning at the end, '
+        'pondering at its limit',
+        'logic100/tau=0.01': "the paper's time limit, M = 100, at τ = 0.01: "
+        "worse than the preset's network at M = 20, pondering far below its limit",
+        'logic/no-ACT': "the plain LSTM at the preset's 6,000 updates",
+        'logic/tau=0.001': 'ahead of the plain LSTM after the same updates, '
+        'pondering close to its time limit',
+    }
+
+
+# %% ../../nbs/61_report.act.ipynb #47e13ac3
+def _addition_sort_notes() -> dict:
+    "{run directory: what it showed} for the addition and sort runs."
+    return {
+        'addition/no-ACT': 'has not learned addition: '
+        'right on little more than the sequences of one number, which have no target',
+        'addition/tau=0.01': 'has not learned addition either, '
+        'but ponders more on numbers of more digits',
         'sort/no-ACT': 'has not learned sorting: about one sequence in twenty right',
         'sort/tau=0.001': 'has not learned sorting: about one sequence in twenty right',
+    }
+
+
+# %% ../../nbs/61_report.act.ipynb #32153580
+def _stopped_notes(folder) -> dict:
+    "{run directory: what it showed} for the runs under `folder` stopped before their end."
+    return {
         'stopped/logic100-b128-tau=0.01': 'logic at M = 100 and τ = 0.01 '
         "with the gpu preset's batches of 128: "
         + _stopped(folder, 'stopped/logic100-b128-tau=0.01', 'input'),
@@ -571,3 +591,10 @@ def run_notes(results) -> dict:
         + _runaway(folder, 'stopped/logic100-b128-tau=0.001'),
         'stopped/parity-tau=0.0001': _stopped(folder, 'stopped/parity-tau=0.0001', 'vector'),
     }
+
+
+# %% ../../nbs/61_report.act.ipynb #rahelp10co
+def run_notes(results) -> dict:
+    "{run directory: what it showed} for the table of every ACT run in `results`/act."
+    folder = family_results(results, 'act')
+    return _parity_notes(folder) | _logic_notes() | _addition_sort_notes() | _stopped_notes(folder)

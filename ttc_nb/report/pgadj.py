@@ -180,8 +180,8 @@ def reproduction(results) -> list:
     ]
 
 
-# %% ../../nbs/68_report.pgadj.ipynb #pgnotes1
-PGADJ_NOTES = {
+# %% ../../nbs/68_report.pgadj.ipynb #35299f7b
+_PGADJ_NOTES_4X4 = {
     '4x4-1000-prior-100': 'the constraint graph given (a prior of 100): every puzzle solved, so '
     'the network is not the obstacle',
     '4x4-600': "the write-up's sampler (temperature 1, default initialisation) and credit per "
@@ -198,6 +198,10 @@ PGADJ_NOTES = {
     '4x4-6000-cell-t01': 'the command of 4x4-score-6000, made from an earlier commit: precision '
     '0.85 to 0.88 from update 2,000 on',
     '4x4-score-6000': 'the earlier 4x4 recipe, the score term alone with a sampler of two blocks',
+}
+
+# %% ../../nbs/68_report.pgadj.ipynb #pgnotes1
+_PGADJ_NOTES_9X9 = {
     '9x9-6000-cell-t01': '9x9 without a prior: precision at chance, 0.25, and no signal in the '
     'costs; stopped at update 970',
     '9x9-full': 'the fully connected network on one thread: 0.57 of the cells after '
@@ -223,6 +227,7 @@ PGADJ_NOTES = {
     '9x9-12000': 'the preset for 12,000 updates: '
     'precision 0.81, and its first whole puzzles solved',
 }
+PGADJ_NOTES = _PGADJ_NOTES_4X4 | _PGADJ_NOTES_9X9
 
 
 # %% ../../nbs/68_report.pgadj.ipynb #0d1cab24

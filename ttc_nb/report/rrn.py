@@ -27,18 +27,23 @@ from .tables import family_results
 from ..sudoku.puzzles import geometry
 
 
-# %% ../../nbs/66_report.rrn.ipynb #423debfb
-def _draw(ax, puzzle, solution, p, box):
-    "One frame: givens on grey; each blank's most likely digit under `p` (n*n, n), on its colour."
+# %% ../../nbs/66_report.rrn.ipynb #91d70948
+def _colours(blank, conf, n: int):
+    "The cells' RGB (n*n, 3): grey, but each `blank` on the colour of its confidence `conf`."
     import matplotlib.pyplot as plt
 
-    n = geometry(box).n
-    rgb, blank = torch.full((n * n, 3), 0.85), puzzle == 0
-    if p is not None:
-        conf, pred = p.max(-1)
+    rgb = torch.full((n * n, 3), 0.85)
+    if conf is not None:  # red at confidence 1/n, green at 1
         rgb[blank] = torch.tensor(
             plt.get_cmap('RdYlGn')(((conf[blank] - 1 / n) / (1 - 1 / n)).numpy())[:, :3]
         ).float()
+    return rgb
+
+
+# %% ../../nbs/66_report.rrn.ipynb #fe008068
+def _board(ax, rgb, box):
+    "Draw on `ax` the cells in the colours `rgb` (n*n, 3) and the grid, thick between boxes."
+    n = geometry(box).n
     ax.clear()
     ax.imshow(rgb.view(n, n, 3).numpy())
     ax.set_xticks([])
@@ -46,6 +51,12 @@ def _draw(ax, puzzle, solution, p, box):
     for k in range(n + 1):
         ax.axhline(k - 0.5, c='k', lw=2 if k % box[0] == 0 else 0.5)
         ax.axvline(k - 0.5, c='k', lw=2 if k % box[1] == 0 else 0.5)
+
+
+# %% ../../nbs/66_report.rrn.ipynb #ebce848f
+def _digits(ax, puzzle, solution, pred, n: int):
+    "Write the givens in bold and, with `pred`, each blank's digit: black if right, blue if not."
+    blank = puzzle == 0
     for cell in range(n * n):
         r, c = divmod(cell, n)
         if not blank[cell]:
@@ -58,7 +69,7 @@ def _draw(ax, puzzle, solution, p, box):
                 fontweight='bold',
                 fontsize=11,
             )
-        elif p is not None:
+        elif pred is not None:
             d = int(pred[cell]) + 1
             ax.text(
                 c,
@@ -69,6 +80,15 @@ def _draw(ax, puzzle, solution, p, box):
                 fontsize=11,
                 color='k' if d == solution[cell] else 'blue',
             )
+
+
+# %% ../../nbs/66_report.rrn.ipynb #423debfb
+def _draw(ax, puzzle, solution, p, box):
+    "One frame: givens on grey; each blank's most likely digit under `p` (n*n, n), on its colour."
+    n = geometry(box).n
+    conf, pred = p.max(-1) if p is not None else (None, None)
+    _board(ax, _colours(puzzle == 0, conf, n), box)
+    _digits(ax, puzzle, solution, pred, n)
 
 
 # %% ../../nbs/66_report.rrn.ipynb #6490f0a4

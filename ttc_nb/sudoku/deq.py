@@ -173,6 +173,38 @@ def _fixed_point_correction(f, ce, seen, corrections: int):
     return [ce(f(seen[k * every - 1])) for k in range(1, corrections + 1) if every]
 
 
+# %% ../../nbs/43_sudoku.deq.ipynb #fdaac69b
+def _check_deq_options(backward: str, jac_reg: float, rho_reg: float):
+    "Refuse a `backward` pass there is not, or a penalty of negative weight."
+    if backward not in BACKWARDS:
+        raise ValueError(f'backward must be one of {", ".join(BACKWARDS)}, got {backward!r}')
+    if min(jac_reg, rho_reg) < 0:
+        raise ValueError(
+            f"the penalties' weights must be at least 0, got jac_reg={jac_reg}, rho_reg={rho_reg}"
+        )
+
+
+# %% ../../nbs/43_sudoku.deq.ipynb #2c2b2d7c
+def _step_at_fixed_point(f, z_star, backward: str, phantom_steps: int, phantom_lam: float):
+    "(f at z* with a graph, the leaf z* it starts from): one step, or the phantom's (leaf None)."
+    if backward == 'phantom':  # Geng et al. 2021: damped steps from z*, differentiated
+        return phantom(f, z_star, phantom_steps, phantom_lam), None
+    z_in = z_star.detach().requires_grad_()
+    return f(z_in), z_in  # f_θ(z*; x), with its graph
+
+
+# %% ../../nbs/43_sudoku.deq.ipynb #ede9487f
+def _penalised(total, logs, f, z_star, fz, z_in, rho, jac_reg, rho_reg, rho_max):
+    "`total` plus the penalties of weight > 0; the Jacobian's on fz = f(z_in) if there is a z_in."
+    if jac_reg:
+        fresh = z_in is None  # the phantom pass: no one-step graph at z* to reuse
+        logs['jac'] = _jacobian_penalty(f, z_star) if fresh else _jacobian_penalty(f, z_in, fz)
+        total = total + jac_reg * logs['jac']  # + γ ‖J_f(z*)‖_F² / D
+    if rho_reg:
+        total = total + rho_reg * F.relu(rho - rho_max).mean()  # + μ max(0, ρ - ρ_max)
+    return total
+
+
 # %% ../../nbs/43_sudoku.deq.ipynb #b2784fba
 def deq_loss(
     backward: str = 'implicit',
@@ -188,12 +220,7 @@ def deq_loss(
     pretrain_steps: int = 8,
 ):
     "loss(model, (x, y[, pretraining])) -> (loss, logs) for a `DEQRRN` through the `backward` pass."
-    if backward not in BACKWARDS:
-        raise ValueError(f'backward must be one of {", ".join(BACKWARDS)}, got {backward!r}')
-    if min(jac_reg, rho_reg) < 0:
-        raise ValueError(
-            f"the penalties' weights must be at least 0, got jac_reg={jac_reg}, rho_reg={rho_reg}"
-        )
+    _check_deq_options(backward, jac_reg, rho_reg)
 
     def loss(model, b):
         x, y, *pretraining = b
@@ -207,19 +234,10 @@ def deq_loss(
         sol, seen, logs = _solve_forward(model, e, iters, keep=corrections > 0)  # z* = sol.z
         rho = _probe_radius(model, e, sol.z, probe, penalised=bool(rho_reg))
         logs['rho'] = rho.detach().mean()
-        if backward == 'phantom':  # Geng et al. 2021: damped steps from z*, differentiated
-            z = phantom(f, sol.z, phantom_steps, phantom_lam)
-        else:
-            z = f(z_in := sol.z.detach().requires_grad_())  # f_θ(z*; x), with its graph
+        z, z_in = _step_at_fixed_point(f, sol.z, backward, phantom_steps, phantom_lam)
         total = ce(z)  # ℓ = CE(r(h*), y)
-        if jac_reg:
-            implicit = backward == 'implicit'
-            logs['jac'] = _jacobian_penalty(f, z_in, z) if implicit else _jacobian_penalty(f, sol.z)
-            total = total + jac_reg * logs['jac']  # + γ ‖J_f(z*)‖_F² / D
-        if rho_reg:
-            total = total + rho_reg * F.relu(rho - rho_max).mean()  # + μ max(0, ρ - ρ_max)
-        # implicit: ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved backward
-        if backward == 'implicit':
+        total = _penalised(total, logs, f, sol.z, z, z_in, rho, jac_reg, rho_reg, rho_max)
+        if backward == 'implicit':  # ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved backward
             implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:  # fixed-point correction: intermediate estimates, one step each
             ces = _fixed_point_correction(f, ce, seen, corrections)

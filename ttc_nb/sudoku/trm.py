@@ -51,6 +51,7 @@ def lecun(linear: nn.Linear) -> nn.Linear:
     return linear
 
 
+# %% ../../nbs/44a_sudoku.trm.ipynb #90c41a30
 def swiglu_width(d: int, expansion: float = 4.0, multiple: int = 256) -> int:
     "The code's SwiGLU hidden width: 2/3 of `expansion` x `d`, rounded up to a multiple."
     return -(-round(expansion * d * 2 / 3) // multiple) * multiple
@@ -76,6 +77,7 @@ class SwiGLU(nn.Module):
         return (self.down.weight @ (F.silu(gate) * up)).view(h.shape)
 
 
+# %% ../../nbs/44a_sudoku.trm.ipynb #b749859c
 def rms(h, dim: int = -1, eps: float = 1e-5):
     "h / sqrt(mean(h^2) + eps) along dimension `dim`, without a learned scale."
     if dim in (-1, h.dim() - 1):
@@ -202,6 +204,7 @@ def from_layers(self: TRM, h):
     return h.transpose(0, 1) if self.mixer == 'mlp' else h
 
 
+# %% ../../nbs/44a_sudoku.trm.ipynb #9c1a50ec
 @patch
 def latent_recursion(self: TRM, x, y, z):
     "n updates z <- f(x + y + z), then y <- f(y + z)."
@@ -223,6 +226,7 @@ def deep_recursion(self: TRM, x, y, z):
     return (y.detach(), z.detach()), self.head(y[:, self.prefix :]), self.q(y[:, 0]).squeeze(-1)
 
 
+# %% ../../nbs/44a_sudoku.trm.ipynb #5a190f2c
 @patch
 def forward(self: TRM, x, steps: int):
     "`Thoughts`: the answer logits after each of `steps` supervision steps; aux['halt'] (steps, B)."
