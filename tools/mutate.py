@@ -496,15 +496,15 @@ MUTANTS = [
     M(
         'values-width-short',
         '26_rasp.compiler.values',
-        'vals[v.id] = list(range(max_len + 1))',
-        'vals[v.id] = list(range(max_len))',
+        'return list(range(max_len + 1))',
+        'return list(range(max_len))',
         'a selector width never takes max_len, the width of a query that selects every key',
     ),
     M(
         'values-cat-no-default',
         '26_rasp.compiler.values',
-        'vals[v.id] = _uniq(s + [v.default])',
-        'vals[v.id] = _uniq(s)',
+        'return _uniq(s + [v.default])',
+        'return _uniq(s)',
         "a categorical aggregate's values leave out its default",
     ),
     M(

@@ -63,66 +63,72 @@ class Interpreter:
             raise self.src.error(s.at, f'{name} is built in and cannot be assigned')
         env[name] = v
 
-    def block(self, stmts, env) -> list:
-        "Run `stmts` in the scope `env`, binding names; what they make, in order, as (name, value)."
-        out = []
-        for s in stmts:
-            if s.kind == 'expr':
-                env['out'] = v = self.expr(
-                    s.parts[0], env
-                )  # the reference's name for the last value
-                out.append((None, v))
-            elif s.kind == 'def':
-                if bad := RESERVED.intersection(s.parts[1]):
-                    raise self.src.error(
-                        s.at, f'{", ".join(sorted(bad))} is built in and cannot be a parameter'
-                    )
-                self.bind(s, env, s.parts[0], Function(s, env, self.src))
-            elif s.kind in ('assign', 'multi'):
-                names, vs = (
-                    ((s.parts[0],), [self.expr(s.parts[1], env)])
-                    if s.kind == 'assign'
-                    else (s.parts[0], [self.expr(x, env) for x in s.parts[1]])
+
+# %% ../../nbs/23_rasp.interpreter.ipynb #aac1fcf2
+@patch
+def block(self: Interpreter, stmts, env) -> list:
+    "Run `stmts` in the scope `env`, binding names; what they make, in order, as (name, value)."
+    out = []
+    for s in stmts:
+        if s.kind == 'expr':
+            env['out'] = v = self.expr(s.parts[0], env)  # the reference's name for the last value
+            out.append((None, v))
+        elif s.kind == 'def':
+            if bad := RESERVED.intersection(s.parts[1]):
+                raise self.src.error(
+                    s.at, f'{", ".join(sorted(bad))} is built in and cannot be a parameter'
                 )
-                if len(names) > 1 and len(vs) == 1 and isinstance(vs[0], list):
-                    vs = vs[0]  # a function's several values
-                if len(vs) != len(names):
-                    raise self.src.error(s.at, f'{len(names)} names are given {len(vs)} values')
-                for n, v in zip(names, vs):
-                    self.bind(s, env, n, v)
-                    out.append((n, v))
-            else:
-                out += getattr(self, 'do_' + s.kind)(s, env, *s.parts)  # for, load, command
-        return out
+            self.bind(s, env, s.parts[0], Function(s, env, self.src))
+        elif s.kind in ('assign', 'multi'):
+            names, vs = (
+                ((s.parts[0],), [self.expr(s.parts[1], env)])
+                if s.kind == 'assign'
+                else (s.parts[0], [self.expr(x, env) for x in s.parts[1]])
+            )
+            if len(names) > 1 and len(vs) == 1 and isinstance(vs[0], list):
+                vs = vs[0]  # a function's several values
+            if len(vs) != len(names):
+                raise self.src.error(s.at, f'{len(names)} names are given {len(vs)} values')
+            for n, v in zip(names, vs):
+                self.bind(s, env, n, v)
+                out.append((n, v))
+        else:
+            out += getattr(self, 'do_' + s.kind)(s, env, *s.parts)  # for, load, command
+    return out
 
-    def lookup(self, name, env, at):
-        "The value of `name` in `env`, else in the top-level names, the library or the builtins."
-        for scope in (env, self.names, self.lib, BUILTINS):
-            if name in scope:
-                return scope[name]
-        if name == 'select':
-            raise self.src.error(at, 'select is written select(keys, queries, comparison)')
-        raise self.src.error(at, f'unknown name {name!r}')
 
-    def expr(self, e: Expr, env):
-        "The value of `e`: a constant, an s-op, a selector or a function."
-        try:
-            v = getattr(self, '_' + e.kind)(e, env, *e.parts)
-        except RASPError as err:
-            if err.where is None:
-                raise RASPError(str(err), self.src.where(e.at)) from None
-            raise
-        if (
-            isinstance(v, R.Node)
-            and v.where is None
-            and not isinstance(v, (R.Tokens, R.Indices, R.Length))
-            and not any(v is t for t in TOKENS.values())
-        ):
-            v.where = self.src.where(e.at)
-            for c in v.children:  # a constant broadcast here fails here too
-                if isinstance(c, R.Full) and c.where is None:
-                    c.where = v.where
-        return v
+# %% ../../nbs/23_rasp.interpreter.ipynb #ac692b02
+@patch
+def lookup(self: Interpreter, name, env, at):
+    "The value of `name` in `env`, else in the top-level names, the library or the builtins."
+    for scope in (env, self.names, self.lib, BUILTINS):
+        if name in scope:
+            return scope[name]
+    if name == 'select':
+        raise self.src.error(at, 'select is written select(keys, queries, comparison)')
+    raise self.src.error(at, f'unknown name {name!r}')
+
+
+@patch
+def expr(self: Interpreter, e: Expr, env):
+    "The value of `e`: a constant, an s-op, a selector or a function."
+    try:
+        v = getattr(self, '_' + e.kind)(e, env, *e.parts)
+    except RASPError as err:
+        if err.where is None:
+            raise RASPError(str(err), self.src.where(e.at)) from None
+        raise
+    if (
+        isinstance(v, R.Node)
+        and v.where is None
+        and not isinstance(v, (R.Tokens, R.Indices, R.Length))
+        and not any(v is t for t in TOKENS.values())
+    ):
+        v.where = self.src.where(e.at)
+        for c in v.children:  # a constant broadcast here fails here too
+            if isinstance(c, R.Full) and c.where is None:
+                c.where = v.where
+    return v
 
 
 # %% ../../nbs/23_rasp.interpreter.ipynb #1faac609

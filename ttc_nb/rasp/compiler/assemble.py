@@ -34,6 +34,38 @@ def _fill(W: torch.Tensor, rows: list, offset: int = 0, scale: float = 1.0):
             W[offset + i, d] = c * scale
 
 
+# %% ../../../nbs/27_rasp.compiler.assemble.ipynb #6a399cb8
+def _units(b: Build, layer: int) -> list:
+    "The units of the MLP of `layer`: its lookups' units, then its cleaners."
+    return b.units.get(layer, []) + b.cleaners.get(layer, [])
+
+
+def _model_width(b: Build, heads: list) -> int:
+    "The width D: the stream's, and room for every head's rows, split evenly among `heads`."
+    need = [
+        max(
+            (max(len(h['q']), sum(len(r) for _, r in h['outs'])) for h in b.heads.get(layer, [])),
+            default=1,
+        )
+        for layer in range(1, len(heads) + 1)
+    ]
+    lcm = math.lcm(*[h for h in heads if h] or [1])
+    return -(-max([b.width] + [h * n for h, n in zip(heads, need)]) // lcm) * lcm
+
+
+def _check_size(b: Build, D: int, L: int):
+    "Refuse (`_TooLarge`) the model of `b`, of width `D` and `L` layers, past `MAX_PARAMS`."
+    if (
+        n := D * (len(b.vocab) + b.max_len + 2)
+        + sum(4 * D * D + 2 * D * len(_units(b, layer)) for layer in range(L + 1))
+    ) > MAX_PARAMS:
+        w = max(b.spaces.values(), key=lambda s: s.dims)
+        raise _TooLarge(
+            f'the compiled model would have about {n:,} parameters, more than {MAX_PARAMS:,}; '
+            f'its widest space, {w.name}, has {w.dims} dimensions'
+        )
+
+
 # %% ../../../nbs/27_rasp.compiler.assemble.ipynb #faca3f8d
 class Compiled(nn.Module):
     "A RASP program as a transformer, its weights set from a `Build`."
@@ -43,38 +75,16 @@ class Compiled(nn.Module):
         L = max([*b.heads, *b.units, *b.cleaners, 0])  # layers
         self.build, self.vocab, self.max_len = b, b.vocab, b.max_len
         self.heads = [len(b.heads.get(layer, [])) for layer in range(1, L + 1)]
-        need = [
-            max(
-                (
-                    max(len(h['q']), sum(len(r) for _, r in h['outs']))
-                    for h in b.heads.get(layer, [])
-                ),
-                default=1,
-            )
-            for layer in range(1, L + 1)
-        ]
-        lcm = math.lcm(*[h for h in self.heads if h] or [1])
-        self.d_model = D = (
-            -(-max([b.width] + [h * n for h, n in zip(self.heads, need)]) // lcm) * lcm
-        )
+        self.d_model = D = _model_width(b, self.heads)
+        _check_size(b, D, L)
         cfg = lambda h=1, ff=1: TransformerConfig(
             d_model=D, n_heads=max(h, 1), d_ff=max(ff, 1), relu=True, max_len=b.max_len + 1
         )
-        units = lambda layer: b.units.get(layer, []) + b.cleaners.get(layer, [])
-        if (
-            n := D * (len(b.vocab) + b.max_len + 2)
-            + sum(4 * D * D + 2 * D * len(units(layer)) for layer in range(L + 1))
-        ) > MAX_PARAMS:
-            w = max(b.spaces.values(), key=lambda s: s.dims)
-            raise _TooLarge(
-                f'the compiled model would have about {n:,} parameters, more than {MAX_PARAMS:,}; '
-                f'its widest space, {w.name}, has {w.dims} dimensions'
-            )
         # the token and the position embeddings; BOS is token 0 at position 0
         self.tok, self.pos = nn.Embedding(len(b.vocab) + 1, D), nn.Embedding(b.max_len + 1, D)
-        self.mlp0 = MLP(cfg(ff=len(units(0)))) if units(0) else None
+        self.mlp0 = MLP(cfg(ff=len(_units(b, 0)))) if _units(b, 0) else None
         self.attn = nn.ModuleList(Attention(cfg(h)) for h in self.heads)
-        self.mlp = nn.ModuleList(MLP(cfg(ff=len(units(layer)))) for layer in range(1, L + 1))
+        self.mlp = nn.ModuleList(MLP(cfg(ff=len(_units(b, layer)))) for layer in range(1, L + 1))
         with torch.no_grad():
             for p in self.parameters():
                 p.zero_()

@@ -100,73 +100,77 @@ class Build:
         self.spaces[sp.key] = sp
         return sp
 
-    def leaf(self, v) -> Space:
-        "The space of a leaf (`tokens`, `indices`, an aggregate or a width), read before any MLP."
-        key = ('width', v) if isinstance(v, (R.SelectorWidth, R.Length)) else ('sop', v)
-        if key in self.spaces:
-            return self.spaces[key]
-        if isinstance(v, (R.Tokens, R.Indices)):
-            return self._add(Space(key, 'cat', self.vals[v.id], None, node_label(v, self.names)))
-        if isinstance(v, (R.SelectorWidth, R.Length)):
-            sp = Space(
-                key,
-                'num',
-                (ws := self.vals[v.id]),
-                [1 / (w + 1) for w in ws],
-                f'1/(w+1) of {node_label(v, self.names)}',
-                part='attention',
-            )
-            self.head(
-                v.children[0]
-                if isinstance(v, R.SelectorWidth)
-                else R.Select(R.indices, R.indices, R.TRUE),
-                sp,
-                None,
-            )
-            return self._add(sp)
-        if not isinstance(v, R.Aggregate):
-            raise RASPError(
-                f'{node_label(v, self.names)}: the compiler does not know {type(v).__name__}'
-            )
-        kind, vs = self._agg_kind(v), self.vals[v.id]
+
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #960a4b0b
+@patch
+def leaf(self: Build, v) -> Space:
+    "The space of a leaf (`tokens`, `indices`, an aggregate or a width), read before any MLP."
+    key = ('width', v) if isinstance(v, (R.SelectorWidth, R.Length)) else ('sop', v)
+    if key in self.spaces:
+        return self.spaces[key]
+    if isinstance(v, (R.Tokens, R.Indices)):
+        return self._add(Space(key, 'cat', self.vals[v.id], None, node_label(v, self.names)))
+    if isinstance(v, (R.SelectorWidth, R.Length)):
         sp = Space(
             key,
-            kind,
-            vs,
-            [float(x) for x in vs] if kind == 'num' else None,
-            node_label(v, self.names),
+            'num',
+            (ws := self.vals[v.id]),
+            [1 / (w + 1) for w in ws],
+            f'1/(w+1) of {node_label(v, self.names)}',
             part='attention',
         )
-        self.head(v.children[0], sp, v)
+        self.head(
+            v.children[0]
+            if isinstance(v, R.SelectorWidth)
+            else R.Select(R.indices, R.indices, R.TRUE),
+            sp,
+            None,
+        )
         return self._add(sp)
+    if not isinstance(v, R.Aggregate):
+        raise RASPError(
+            f'{node_label(v, self.names)}: the compiler does not know {type(v).__name__}'
+        )
+    kind, vs = self._agg_kind(v), self.vals[v.id]
+    sp = Space(
+        key,
+        kind,
+        vs,
+        [float(x) for x in vs] if kind == 'num' else None,
+        node_label(v, self.names),
+        part='attention',
+    )
+    self.head(v.children[0], sp, v)
+    return self._add(sp)
 
-    def layer(self, v) -> int:
-        "The layer that writes the s-op `v`: 0, its head's, or for a map its latest input's."
-        if isinstance(v, (R.Full, R.Tokens, R.Indices)):
-            return 0
-        return self.plan(v.children)[0] if isinstance(v, R.Map) else self.leaf(v).layer
 
-    def frontier(self, nodes, L: int) -> list:
-        "[(s-op, space)] an MLP of layer `L` reads for `nodes`: leaves, and maps written earlier."
-        # the maps of layer `L` are composed (reading what they read), and so are the maps of
-        # `tokens` and `indices` alone, unless they have fewer values
-        out = []
-        for u in nodes:
-            if isinstance(u, R.Full):
-                continue
-            ins = (
-                self.plan(u.children)[1]
-                if isinstance(u, R.Map) and self.layer(u) in (0, L)
-                else None
-            )
-            if ins is not None and not (
-                self.layer(u) == 0 < L
-                and len(self.vals[u.id]) < math.prod(len(self.vals[x.id]) for x, _ in ins)
-            ):
-                out += ins
-            else:
-                out.append((u, self.space(u, 'cat') if isinstance(u, R.Map) else self.leaf(u)))
-        return list({u.id: (u, s) for u, s in out}.values())
+# %% ../../../nbs/26b_rasp.compiler.craft.ipynb #6ea0ad45
+@patch
+def layer(self: Build, v) -> int:
+    "The layer that writes the s-op `v`: 0, its head's, or for a map its latest input's."
+    if isinstance(v, (R.Full, R.Tokens, R.Indices)):
+        return 0
+    return self.plan(v.children)[0] if isinstance(v, R.Map) else self.leaf(v).layer
+
+
+@patch
+def frontier(self: Build, nodes, L: int) -> list:
+    "[(s-op, space)] an MLP of layer `L` reads for `nodes`: leaves, and maps written earlier."
+    # the maps of layer `L` are composed (reading what they read), and so are the maps of
+    # `tokens` and `indices` alone, unless they have fewer values
+    out = []
+    for u in nodes:
+        if isinstance(u, R.Full):
+            continue
+        ins = self.plan(u.children)[1] if isinstance(u, R.Map) and self.layer(u) in (0, L) else None
+        if ins is not None and not (
+            self.layer(u) == 0 < L
+            and len(self.vals[u.id]) < math.prod(len(self.vals[x.id]) for x, _ in ins)
+        ):
+            out += ins
+        else:
+            out.append((u, self.space(u, 'cat') if isinstance(u, R.Map) else self.leaf(u)))
+    return list({u.id: (u, s) for u, s in out}.values())
 
 
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #839cdbb9

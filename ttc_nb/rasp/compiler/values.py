@@ -250,6 +250,50 @@ def meeting_combinations(cats: list, nums: list, vals: dict, max_len: int) -> li
     ]
 
 
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #16f3b457
+def _fixed_values(v, vocab, max_len: int):
+    "The values of `v` that its kind alone fixes: an input, a selector width, a constant; or None."
+    if isinstance(v, R.Tokens):
+        return _uniq(vocab)
+    if isinstance(v, R.Indices):
+        return list(range(max_len))
+    if isinstance(v, R.Length):
+        return list(range(1, max_len + 1))
+    if isinstance(v, R.SelectorWidth):
+        return list(range(max_len + 1))
+    if isinstance(v, R.Full):
+        return _uniq([v.value])
+
+
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #0ae9142f
+def _map_values(v, vals: dict, max_len: int, names: dict) -> list:
+    "The values of the map `v`: its function on every combination of values its inputs take."
+    combos = _combos(v, vals, max_len)
+    n = len(combos)
+    if n > LIMIT:
+        raise RASPError(
+            f'{node_label(v, names)}: its inputs take more than {LIMIT} combinations of values'
+        )
+    env = {c.id: as_column([x[i] for x in combos]) for i, c in enumerate(v.children)}
+    return _uniq(run_node(v, env, n).tolist())
+
+
+# %% ../../../nbs/26_rasp.compiler.values.ipynb #2afa8cbe
+def _aggregate_values(v, vals: dict, max_len: int, kinds: dict, names: dict) -> list:
+    "The values of the aggregate `v`; its means at each position or length, if known, go in `vals`."
+    s, by_index = vals[v.children[1].id], indexed_values(v.children[1], max_len)
+    if aggregate_kind(v, s, kinds, names) == 'cat':
+        return _uniq(s + [v.default])
+    if (at := _positional(v, vals, max_len)) is not None:
+        vals[(at[0], v.id)] = at[1]
+        return _uniq(sorted(set().union(*at[1].values()) | {float(v.default)}))
+    if (means := _means(s, max_len, by_index)) is None:
+        raise RASPError(
+            f'{node_label(v, names)}: the means of its values {s[:5]} number more than {LIMIT}'
+        )
+    return _uniq(sorted(means + [float(v.default)]))
+
+
 # %% ../../../nbs/26_rasp.compiler.values.ipynb #273f5218
 def values(out, vocab, max_len: int, kinds: dict = None, names: dict = None) -> dict:
     "The value-set pass: the possible values (node id -> list) of each s-op `out` reads."
@@ -258,42 +302,12 @@ def values(out, vocab, max_len: int, kinds: dict = None, names: dict = None) -> 
     for v in postorder([out]):
         if isinstance(v, R.Selector):
             continue
-        if isinstance(v, R.Tokens):
-            vals[v.id] = _uniq(vocab)
-        elif isinstance(v, R.Indices):
-            vals[v.id] = list(range(max_len))
-        elif isinstance(v, R.Length):
-            vals[v.id] = list(range(1, max_len + 1))
-        elif isinstance(v, R.SelectorWidth):
-            vals[v.id] = list(range(max_len + 1))
-        elif isinstance(v, R.Full):
-            vals[v.id] = _uniq([v.value])
+        if (fixed := _fixed_values(v, vocab, max_len)) is not None:
+            vals[v.id] = fixed
         elif isinstance(v, R.Map):
-            combos = _combos(v, vals, max_len)
-            n = len(combos)
-            if n > LIMIT:
-                raise RASPError(
-                    f'{node_label(v, names)}: its inputs take more than {LIMIT} '
-                    'combinations of values'
-                )
-            env = {c.id: as_column([x[i] for x in combos]) for i, c in enumerate(v.children)}
-            vals[v.id] = _uniq(run_node(v, env, n).tolist())
+            vals[v.id] = _map_values(v, vals, max_len, names)
         elif isinstance(v, R.Aggregate):
-            s, by_index = vals[v.children[1].id], indexed_values(v.children[1], max_len)
-            if aggregate_kind(v, s, kinds, names) == 'cat':
-                vals[v.id] = _uniq(s + [v.default])
-            elif (at := _positional(v, vals, max_len)) is not None:
-                vals[(at[0], v.id)], vals[v.id] = (
-                    at[1],
-                    _uniq(sorted(set().union(*at[1].values()) | {float(v.default)})),
-                )
-            elif (means := _means(s, max_len, by_index)) is None:
-                raise RASPError(
-                    f'{node_label(v, names)}: the means of its values {s[:5]} '
-                    f'number more than {LIMIT}'
-                )
-            else:
-                vals[v.id] = _uniq(sorted(means + [float(v.default)]))
+            vals[v.id] = _aggregate_values(v, vals, max_len, kinds, names)
         else:
             raise RASPError(
                 f'{node_label(v, names)}: the compiler does not know {type(v).__name__}'
