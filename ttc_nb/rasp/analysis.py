@@ -19,7 +19,6 @@ __all__ = [
 import json
 from dataclasses import dataclass
 import ttc_nb.rasp.ops as R
-from ..errors import RASPError
 from .interpreter import Program
 
 
@@ -108,17 +107,6 @@ def _hidden_heads(v, sw_heads: dict) -> list:
     return []
 
 
-# %% ../../nbs/24_rasp.analysis.ipynb #10c39c0c
-def _sop_named(program: Program, name: str):
-    "The s-op `name` of `program`; if it has none, an error that lists the s-ops it has."
-    if name not in program.sops:
-        raise RASPError(
-            f'the program has no s-op named {name!r}; '
-            f'its s-ops: {", ".join(program.sops) or "none"}'
-        )
-    return program.sops[name]
-
-
 # %% ../../nbs/24_rasp.analysis.ipynb #bf4d2a34
 def _place(v, layer: dict) -> int:
     "The layer of node `v` by the paper's rules, from `layer`, which holds its children's."
@@ -138,7 +126,7 @@ def _place(v, layer: dict) -> int:
 def analyse(target, name: str = None) -> Analysis:
     "Layers and heads of a `Program` (or of its s-op `name`) or an s-op node, by the paper's rules."
     if isinstance(target, Program):
-        sops = target.sops if name is None else {name: _sop_named(target, name)}
+        sops = target.sops if name is None else {name: target.sop(name)}
     else:
         sops = {name or 'output': target}
     layer, heads, sw_heads = {}, {}, {}
@@ -348,7 +336,7 @@ def draw_flow(target, xs, name: str = None, ax=None):
 
     names = {v.id: k for k, v in target.sops.items()} if isinstance(target, Program) else {}
     if isinstance(target, Program):
-        target = _sop_named(target, name)
+        target = target.sop(name)
     nodes = [v for v in postorder([target]) if not isinstance(v, R.Full)]
     values, n = dict(zip((v.id for v in nodes), R.evaluate(nodes, xs))), len(xs)
     place, top = _blocks(nodes, n)

@@ -167,12 +167,7 @@ OPS = {
         '%': R.arith(operator.mod),
         '^': R.arith(operator.pow),
         '**': R.arith(operator.pow),
-        '==': operator.eq,
-        '!=': operator.ne,
-        '<': operator.lt,
-        '<=': operator.le,
-        '>': operator.gt,
-        '>=': operator.ge,
+        **R.COMPARISONS,
     }.items()
 }
 

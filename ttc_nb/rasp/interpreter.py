@@ -342,16 +342,18 @@ class Program:
         "The last s-op the program assigns: its result, by convention."
         return list(self.sops.values())[-1]
 
+    def sop(self, name: str) -> R.SOp:
+        "The top-level s-op `name`; if there is none, an error that lists the s-ops there are."
+        sops = self.sops
+        if name not in sops:
+            raise RASPError(
+                f'the program has no s-op named {name!r}; its s-ops: {", ".join(sops) or "none"}'
+            )
+        return sops[name]
+
     def __call__(self, xs, name: str = None) -> dict:
         "The values, as lists, of every top-level s-op (or the s-op `name`) on the input `xs`."
-        sops = self.sops
-        if name is not None:
-            if name not in sops:
-                raise RASPError(
-                    f'the program has no s-op named {name!r}; '
-                    f'its s-ops: {", ".join(sops) or "none"}'
-                )
-            sops = {name: sops[name]}
+        sops = self.sops if name is None else {name: self.sop(name)}
         return dict(zip(sops, (v.tolist() for v in R.evaluate(list(sops.values()), xs))))
 
 

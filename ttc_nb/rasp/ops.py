@@ -7,6 +7,7 @@ __all__ = [
     'tokens',
     'indices',
     'length',
+    'COMPARISONS',
     'PREDICATES',
     'EQ',
     'NEQ',
@@ -291,13 +292,15 @@ SOp.__invert__ = lambda self: Map(lambda x: ~_truth(x), self, vectorised=True)
 SOp.__neg__ = lambda self: Map(arith(operator.neg), self, vectorised=True)
 
 # %% ../../nbs/20_rasp.ops.ipynb #1497eb6a
-PREDICATES = {
+COMPARISONS = {
     '==': operator.eq,
     '!=': operator.ne,
     '<': operator.lt,
     '<=': operator.le,
     '>': operator.gt,
     '>=': operator.ge,
+}
+PREDICATES = COMPARISONS | {
     'TRUE': lambda k, q: np.ones(np.broadcast_shapes(k.shape, q.shape), bool),
     'FALSE': lambda k, q: np.zeros(np.broadcast_shapes(k.shape, q.shape), bool),
 }
