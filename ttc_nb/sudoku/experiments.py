@@ -797,7 +797,7 @@ register(
             'cpu': _trm_cpu,
             'cpu-attention': _trm_cpu | dict(mixer='attention', heads=4),
             # the paper's configuration, cut to the updates that fit 20 minutes of an H100
-            'gpu': _trm_gpu | dict(updates=6000, eval_every=2000),
+            'gpu': _trm_gpu | dict(updates=1500, eval_every=500),
             'paper': _trm_gpu,
             'paper-attention': _trm_gpu | dict(mixer='attention'),
         },
