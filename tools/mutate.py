@@ -351,17 +351,17 @@ MUTANTS = [
         'prefix-parity-preset',
         '10a_examples.experiments',
         'cpu=dict(\n'
-        '                width=32,\n'
-        '                updates=6000,\n'
-        '                eval_every=1000,\n'
-        '                ckpt_every=500,\n'
-        '                train_steps=16,',
+        '        width=32,\n'
+        '        updates=6000,\n'
+        '        eval_every=1000,\n'
+        '        ckpt_every=500,\n'
+        '        train_steps=16,',
         'cpu=dict(\n'
-        '                width=32,\n'
-        '                updates=6000,\n'
-        '                eval_every=1000,\n'
-        '                ckpt_every=500,\n'
-        '                train_steps=8,',
+        '        width=32,\n'
+        '        updates=6000,\n'
+        '        eval_every=1000,\n'
+        '        ckpt_every=500,\n'
+        '        train_steps=8,',
         "the cpu preset's train_steps differs from the committed run's",
     ),
     M(

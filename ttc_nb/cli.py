@@ -157,11 +157,10 @@ def _dry_run(args):
     )
 
 
-# %% ../nbs/90_cli.ipynb #f8335c9a
-def cmd_run(args):
-    "`ttc run`: train an experiment and print its compute curve, wall time and files."
-    from ttc_nb.train.processes import Stop, Stopped, world
-    from ttc_nb.runs.registry import run_experiment, format_curve, saved_run
+# %% ../nbs/90_cli.ipynb #37dafb7d
+def _compile_option(args):
+    "`--compile` as `compile=true` for a new run; for a resumed run, only if it was trained so."
+    from ttc_nb.runs.registry import saved_run
     from ttc_nb.errors import UsageError
 
     if args.compile and not args.resume:
@@ -174,6 +173,15 @@ def cmd_run(args):
         raise UsageError(
             f'{args.out} was trained without --compile, and a resumed run keeps its config'
         )
+
+
+# %% ../nbs/90_cli.ipynb #f8335c9a
+def cmd_run(args):
+    "`ttc run`: train an experiment and print its compute curve, wall time and files."
+    from ttc_nb.train.processes import Stop, Stopped, world
+    from ttc_nb.runs.registry import run_experiment, format_curve
+
+    _compile_option(args)
     if args.dry_run:
         return _dry_run(args)
     if args.nproc > 1 and 'WORLD_SIZE' not in os.environ:
@@ -232,14 +240,9 @@ def cmd_convert(args):
         print(f'{args.path} loads with weights_only=True already: nothing to convert')
 
 
-# %% ../nbs/90_cli.ipynb #1e79fdcb
-def parser(argv: list = None):
-    "The `ttc` argument parser for `argv`; of the catalogue's commands, it imports the one named."
-    word = next((a for a in argv or () if not a.startswith('-')), None)
-    p = Parser(prog='ttc', description='ttc_nb: test-time compute experiments.')
-    sub = p.add_subparsers(dest='command', required=True, parser_class=Parser)
-    sub.add_parser('list', help='list experiments and their presets').set_defaults(func=cmd_list)
-    r = sub.add_parser('run', help='train an experiment and measure its compute curve')
+# %% ../nbs/90_cli.ipynb #95ee2a0d
+def _run_arguments(r):
+    "Add to `r` what `ttc run` trains, and where: experiment, --preset, --set, --out."
     r.add_argument(
         'experiment',
         nargs='?',
@@ -259,6 +262,11 @@ def parser(argv: list = None):
         help='override a config field (repeatable)',
     )
     r.add_argument('--out', help='run directory (default: runs/EXPERIMENT-PRESET-TIME)')
+
+
+# %% ../nbs/90_cli.ipynb #544420e3
+def _run_options(r):
+    "Add to `r` the options of how `ttc run` trains, from --device to --dry-run."
     r.add_argument(
         '--device',
         type=_device,
@@ -290,7 +298,19 @@ def parser(argv: list = None):
         action='store_true',
         help='print the resolved config and run directory as JSON; train nothing, create nothing',
     )
+
+
+# %% ../nbs/90_cli.ipynb #04ff03d3
+def _add_run(sub):
+    "Add `ttc run` to the subcommands `sub`: what to train, and how."
+    r = sub.add_parser('run', help='train an experiment and measure its compute curve')
+    _run_arguments(r)
+    _run_options(r)
     r.set_defaults(func=cmd_run)
+
+
+def _add_eval(sub):
+    "Add `ttc eval` to the subcommands `sub`: a trained run's compute curve, at the steps asked."
     e = sub.add_parser('eval', help='compute curve of a trained run')
     e.add_argument('run_dir')
     e.add_argument(
@@ -300,10 +320,18 @@ def parser(argv: list = None):
     )
     e.add_argument('--device', type=_device)
     e.set_defaults(func=cmd_eval)
-    sub.add_parser('report', help="redraw a run's plots and print its summary").set_defaults(
-        func=cmd_report
-    )
-    sub.choices['report'].add_argument('run_dir')
+
+
+# %% ../nbs/90_cli.ipynb #085b6375
+def _add_report(sub):
+    "Add `ttc report` to the subcommands `sub`: a run's plots redrawn, its summary printed."
+    r = sub.add_parser('report', help="redraw a run's plots and print its summary")
+    r.add_argument('run_dir')
+    r.set_defaults(func=cmd_report)
+
+
+def _add_convert(sub):
+    "Add `ttc convert-checkpoint` to the subcommands `sub`: an older checkpoint made safe to load."
     c = sub.add_parser(
         'convert-checkpoint',
         help='rewrite an older checkpoint you trust so that it loads without running code',
@@ -316,6 +344,19 @@ def parser(argv: list = None):
         'only for a file whose origin you trust',
     )
     c.set_defaults(func=cmd_convert)
+
+
+# %% ../nbs/90_cli.ipynb #92201353
+def parser(argv: list = None):
+    "The `ttc` argument parser for `argv`; of the catalogue's commands, it imports the one named."
+    word = next((a for a in argv or () if not a.startswith('-')), None)
+    p = Parser(prog='ttc', description='ttc_nb: test-time compute experiments.')
+    sub = p.add_subparsers(dest='command', required=True, parser_class=Parser)
+    sub.add_parser('list', help='list experiments and their presets').set_defaults(func=cmd_list)
+    _add_run(sub)
+    _add_eval(sub)
+    _add_report(sub)
+    _add_convert(sub)
     for name, (_, _, help) in sorted(COMMANDS.items()):
         # each listed by --help; its module imported to run it, or for a parser of all (argv None)
         command_parser = sub.add_parser(name, help=help)

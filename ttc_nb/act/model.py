@@ -221,6 +221,16 @@ def pondernet_log_probs(a):
     return before + torch.cat([log_halt[..., :-1], torch.zeros_like(a[..., -1:])], -1)
 
 
+# %% ../../nbs/12_act.model.ipynb #156e4c66
+def _sampled_halt(a):
+    "The step (from 0) each sample halts at: step n with probability sigmoid(a_n), the last always."
+    # halt at step n with probability lambda_n; lambda_N = 1
+    halts = torch.rand_like(a) < torch.cat(
+        [torch.sigmoid(a[:, :-1]), torch.ones_like(a[:, -1:])], 1
+    )
+    return halts.float().argmax(1)  # the first step that halts
+
+
 # %% ../../nbs/12_act.model.ipynb #dfaf36de
 class PonderNet(_Pondering):
     "PonderNet halting around a recurrent `cell`: step n halts with probability lambda_n."
@@ -247,11 +257,7 @@ class PonderNet(_Pondering):
             logits.append(self.halt(s[0])[:, 0])  # a_n: lambda_n = sigma(a_n)
         y, a = torch.stack(ys, 1), torch.stack(logits, 1)  # (B, steps, out), (B, steps)
         log_p = pondernet_log_probs(a)  # log p_n
-        # halt at step n with probability lambda_n; lambda_N = 1
-        halts = torch.rand_like(a) < torch.cat(
-            [torch.sigmoid(a[:, :-1]), torch.ones_like(a[:, -1:])], 1
-        )
-        n = halts.float().argmax(1)  # the first step that halts
+        n = _sampled_halt(a)  # the step it halts at, from 0
         pred = y[torch.arange(len(x)), n]
         return Thoughts(
             pred.view(1, len(x), 1, *self.out_shape),

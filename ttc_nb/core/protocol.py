@@ -18,6 +18,7 @@ __all__ = [
 from dataclasses import dataclass, field
 import torch
 import torch.nn as nn
+from fastcore.basics import patch
 from fastprogress.fastprogress import progress_bar
 
 
@@ -64,24 +65,29 @@ class Recurrent(nn.Module):
         "The `Thoughts.aux` values a loss needs from the encoded input `e`; by default none."
         return {}
 
-    def unroll(self, e, h, steps: int):
-        "`steps` iterations from state `h`: the list of predictions after each, and the last state."
-        preds = []
-        for _ in range(steps):
-            h = self.step(h, e)
-            preds.append(self.readout(h))
-        return preds, h
 
-    def forward(self, x, steps: int, window: int = 0):
-        "`Thoughts` of the last `window` iterations' predictions (0: all `steps`)."
-        if steps < 1:
-            raise ValueError(f'steps must be at least 1, got {steps}')
-        e = self.encode(x)
-        h, keep = self.init(e), min(steps, window or steps)
-        with torch.no_grad():
-            for _ in range(steps - keep):
-                h = self.step(h, e)
-        return Thoughts(torch.stack(self.unroll(e, h, keep)[0]), self.aux(e))
+# %% ../../nbs/00_core.protocol.ipynb #a4056c2b
+@patch
+def unroll(self: Recurrent, e, h, steps: int):
+    "`steps` iterations from state `h`: the list of predictions after each, and the last state."
+    preds = []
+    for _ in range(steps):
+        h = self.step(h, e)
+        preds.append(self.readout(h))
+    return preds, h
+
+
+@patch
+def forward(self: Recurrent, x, steps: int, window: int = 0):
+    "`Thoughts` of the last `window` iterations' predictions (0: all `steps`)."
+    if steps < 1:
+        raise ValueError(f'steps must be at least 1, got {steps}')
+    e = self.encode(x)
+    h, keep = self.init(e), min(steps, window or steps)
+    with torch.no_grad():
+        for _ in range(steps - keep):
+            h = self.step(h, e)
+    return Thoughts(torch.stack(self.unroll(e, h, keep)[0]), self.aux(e))
 
 
 # %% ../../nbs/00_core.protocol.ipynb #b9578fb4

@@ -94,6 +94,20 @@ def _broyden(m: int = 30):
 SOLVERS = ('anderson', 'broyden', 'iterate')
 
 
+def _solver(method: str, max_iter: int, m: int, lam: float, beta: float):
+    "`fixed_point`'s step rule for `method`, once `method` and `max_iter` are checked."
+    if method not in SOLVERS:
+        raise ValueError(f'method must be one of {", ".join(SOLVERS)}, got {method!r}')
+    if max_iter < 1:
+        raise ValueError(f'max_iter must be at least 1, got {max_iter}')
+    return {
+        'anderson': lambda: _anderson(m or 5, lam, beta),
+        'broyden': lambda: _broyden(m or max_iter),
+        'iterate': _iterate,
+    }[method]()
+
+
+# %% ../../nbs/03_core.solvers.ipynb #4fafbda7
 def fixed_point(
     f,
     z0,
@@ -107,15 +121,7 @@ def fixed_point(
     fallback: str = None,
 ):
     "Solve z = f(z) for a batch of states from `z0` (B, ...) by `method`."
-    if method not in SOLVERS:
-        raise ValueError(f'method must be one of {", ".join(SOLVERS)}, got {method!r}')
-    if max_iter < 1:
-        raise ValueError(f'max_iter must be at least 1, got {max_iter}')
-    step = {
-        'anderson': lambda: _anderson(m or 5, lam, beta),
-        'broyden': lambda: _broyden(m or max_iter),
-        'iterate': _iterate,
-    }[method]()
+    step = _solver(method, max_iter, m, lam, beta)
     B, shape, z = len(z0), z0.shape, z0.flatten(1)
     out, res = torch.empty_like(z), torch.full((B,), math.inf, device=z.device)
     done, iters = (

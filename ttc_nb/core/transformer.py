@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from fastcore.basics import patch
 
 
 # %% ../../nbs/02_core.transformer.ipynb #b501cbce
@@ -61,30 +62,33 @@ class Attention(nn.Module):
             allow = tri if allow is None else allow & tri
         return allow
 
-    def forward(self, x, mask=None, need_weights: bool = False, cache: dict = None):
-        "Attend `x` (B, T, C) to itself and a `cache`d prefix: the output, and the probabilities."
-        B, T, C = x.shape
-        q, k, v = (
-            t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
-            for t in self.qkv(x).split(C, -1)
-        )  # (B, H, T, d)
-        if cache is not None:  # keys and values of the positions before
-            if cache:
-                k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
-            cache['k'], cache['v'] = k, v
-        allow, p = (
-            self.allowed(mask, T, x.device, k.shape[2] - T),
-            self.dropout if self.training else 0.0,
-        )
-        if need_weights:
-            s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, past + T)
-            if allow is not None:
-                s = s.masked_fill(~allow, float('-inf'))
-            a = s.softmax(-1)
-            y = F.dropout(a, p, self.training) @ v
-        else:
-            a, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=allow, dropout_p=p)
-        return self.proj(y.transpose(1, 2).reshape(B, T, C)), a
+
+# %% ../../nbs/02_core.transformer.ipynb #a2bb688f
+@patch
+def forward(self: Attention, x, mask=None, need_weights: bool = False, cache: dict = None):
+    "Attend `x` (B, T, C) to itself and a `cache`d prefix: the output, and the probabilities."
+    B, T, C = x.shape
+    q, k, v = (
+        t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2)
+        for t in self.qkv(x).split(C, -1)
+    )  # (B, H, T, d)
+    if cache is not None:  # keys and values of the positions before
+        if cache:
+            k, v = torch.cat([cache['k'], k], 2), torch.cat([cache['v'], v], 2)
+        cache['k'], cache['v'] = k, v
+    allow, p = (
+        self.allowed(mask, T, x.device, k.shape[2] - T),
+        self.dropout if self.training else 0.0,
+    )
+    if need_weights:
+        s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, H, T, past + T)
+        if allow is not None:
+            s = s.masked_fill(~allow, float('-inf'))
+        a = s.softmax(-1)
+        y = F.dropout(a, p, self.training) @ v
+    else:
+        a, y = None, F.scaled_dot_product_attention(q, k, v, attn_mask=allow, dropout_p=p)
+    return self.proj(y.transpose(1, 2).reshape(B, T, C)), a
 
 
 # %% ../../nbs/02_core.transformer.ipynb #540cb87d

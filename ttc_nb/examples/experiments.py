@@ -38,6 +38,41 @@ def prefix_parity_setup(cfg: PrefixParityConfig):
 
 
 # %% ../../nbs/10a_examples.experiments.ipynb #2b7a7319
+_PRESETS = dict(
+    ci=dict(
+        width=8,
+        train_len=8,
+        updates=40,
+        lr=1e-2,
+        eval_every=20,
+        ckpt_every=20,
+        train_steps=8,
+        test_lens=(8, 16),
+        eval_size=64,
+        test_steps=(1, 4, 8, 16),
+    ),
+    cpu=dict(
+        width=32,
+        updates=6000,
+        eval_every=1000,
+        ckpt_every=500,
+        train_steps=16,
+        test_steps=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256),
+    ),
+    gpu=dict(
+        width=128,
+        batch_size=256,
+        updates=20000,
+        eval_every=2000,
+        ckpt_every=1000,
+        train_steps=16,
+        test_lens=(16, 32, 64, 128),
+        eval_size=2048,
+        test_steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+    ),
+)
+
+# %% ../../nbs/10a_examples.experiments.ipynb #a5e4b404
 register(
     Experiment(
         'prefix-parity',
@@ -45,39 +80,7 @@ register(
         'tested on 16-64 with more iterations',
         PrefixParityConfig,
         prefix_parity_setup,
-        presets=dict(
-            ci=dict(
-                width=8,
-                train_len=8,
-                updates=40,
-                lr=1e-2,
-                eval_every=20,
-                ckpt_every=20,
-                train_steps=8,
-                test_lens=(8, 16),
-                eval_size=64,
-                test_steps=(1, 4, 8, 16),
-            ),
-            cpu=dict(
-                width=32,
-                updates=6000,
-                eval_every=1000,
-                ckpt_every=500,
-                train_steps=16,
-                test_steps=(1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128, 192, 256),
-            ),
-            gpu=dict(
-                width=128,
-                batch_size=256,
-                updates=20000,
-                eval_every=2000,
-                ckpt_every=1000,
-                train_steps=16,
-                test_lens=(16, 32, 64, 128),
-                eval_size=2048,
-                test_steps=(1, 2, 4, 8, 16, 32, 64, 128, 256),
-            ),
-        ),
+        presets=_PRESETS,
         headline=dict(
             metric='exact',
             better='max',

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Callable
 import numpy as np
 import torch
+from fastcore.basics import patch
 from ..errors import DamagedFile, UnsafeCheckpoint, RunInUse
 from .processes import world, gather
 
@@ -134,34 +135,6 @@ class RunLock:
             raise refused  # in every process
         return self
 
-    def _take(self):
-        "Take the lock, or raise `RunInUse`; then write this process's id and host in its file."
-        self.made = not self.dir.exists()
-        while self.fd is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            try:  # not truncated: it may name the holder
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except FileNotFoundError:
-                continue  # the directory was removed by a holder as it left
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                who = _holder(fd)
-                os.close(fd)
-                raise RunInUse(f'{self.dir} is in use by {who}: {self.todo}') from None
-            if _same_file(fd, self.path):
-                self.fd = fd
-            else:
-                os.close(fd)  # removed by a holder as it left: take the new file
-        os.ftruncate(self.fd, 0)
-        os.write(self.fd, json.dumps(dict(pid=os.getpid(), host=socket.gethostname())).encode())
-
-    def pass_on(self):
-        "Let the program this process `exec`s keep the lock, and the processes it starts use it."
-        if self.fd is not None:  # None on Windows, where no lock is taken
-            os.set_inheritable(self.fd, True)
-        os.environ[PASSED_ON] = str(self.dir.resolve())
-
     def __exit__(self, *exc):
         if self.launcher_holds and world()[0] == 0:
             self.path.unlink(missing_ok=True)  # the launcher ends with its processes
@@ -173,6 +146,40 @@ class RunLock:
         if self.made:
             with contextlib.suppress(OSError):
                 self.dir.rmdir()  # only if empty
+
+
+# %% ../../nbs/06_train.files.ipynb #80c3bdc4
+@patch
+def _take(self: RunLock):
+    "Take the lock, or raise `RunInUse`; then write this process's id and host in its file."
+    self.made = not self.dir.exists()
+    while self.fd is None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        try:  # not truncated: it may name the holder
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:
+            continue  # the directory was removed by a holder as it left
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            who = _holder(fd)
+            os.close(fd)
+            raise RunInUse(f'{self.dir} is in use by {who}: {self.todo}') from None
+        if _same_file(fd, self.path):
+            self.fd = fd
+        else:
+            os.close(fd)  # removed by a holder as it left: take the new file
+    os.ftruncate(self.fd, 0)
+    os.write(self.fd, json.dumps(dict(pid=os.getpid(), host=socket.gethostname())).encode())
+
+
+# %% ../../nbs/06_train.files.ipynb #4e5f96d3
+@patch
+def pass_on(self: RunLock):
+    "Let the program this process `exec`s keep the lock, and the processes it starts use it."
+    if self.fd is not None:  # None on Windows, where no lock is taken
+        os.set_inheritable(self.fd, True)
+    os.environ[PASSED_ON] = str(self.dir.resolve())
 
 
 # %% ../../nbs/06_train.files.ipynb #645ff9f2
@@ -209,23 +216,26 @@ class MetricsLog:
                 )
         return recs
 
-    def truncate(self, update):
-        "Keep only records up to `update`, what a resumed run has not redone; returns them."
-        if not self.path:
-            return []
-        keep = [r for r in self.read() if r['update'] <= update]
-        atomic_write(
-            self.path, lambda f: f.write(''.join(json.dumps(r) + '\n' for r in keep).encode())
-        )
-        return keep
 
-    def append(self, rec):
-        "Append the record `rec` as one line to the log; a log without a path keeps nothing."
-        if not self.path:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path, 'a') as f:
-            f.write(json.dumps(rec) + '\n')
+# %% ../../nbs/06_train.files.ipynb #4b0cc38d
+@patch
+def truncate(self: MetricsLog, update):
+    "Keep only records up to `update`, what a resumed run has not redone; returns them."
+    if not self.path:
+        return []
+    keep = [r for r in self.read() if r['update'] <= update]
+    atomic_write(self.path, lambda f: f.write(''.join(json.dumps(r) + '\n' for r in keep).encode()))
+    return keep
+
+
+@patch
+def append(self: MetricsLog, rec):
+    "Append the record `rec` as one line to the log; a log without a path keeps nothing."
+    if not self.path:
+        return
+    self.path.parent.mkdir(parents=True, exist_ok=True)
+    with open(self.path, 'a') as f:
+        f.write(json.dumps(rec) + '\n')
 
 
 # %% ../../nbs/06_train.files.ipynb #c9538190
