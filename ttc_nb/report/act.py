@@ -4,11 +4,15 @@
 
 # %% auto #0
 __all__ = [
+    'INIT64',
     'PROBE_NOTES',
     'LOGIC_NOTES',
     'PREFIX_NOTES',
     'NOTES96',
     'final',
+    'ponder_fall',
+    'init_note',
+    'init_notes',
     'reproduction',
     'evaluations',
     'run_lines',
@@ -79,6 +83,64 @@ def _unlearned(*runs):
     return all(_err(s) > 0.5 for s in runs)
 
 
+# %% ../../nbs/61_report.act.ipynb #30a56993
+INIT64 = 'init64'  # 64-bit parity at random places, from halting biases below Graves's +1
+
+
+def ponder_fall(run_dir, below: float = 3.0) -> tuple:
+    "A run's first logged ponder time, and the first logged update it is under `below` (or None)."
+    logged = [r for r in MetricsLog(Path(run_dir) / 'metrics.jsonl').read() if 'loss' in r]
+    fell = next((r['update'] for r in logged if r['ponder'] < below), None)
+    return logged[0]['ponder'], fell
+
+
+def _range(xs, spec: str) -> str:
+    "The values `xs` formatted with `spec`, as 'lowest to highest', or one value if they agree."
+    lo, hi = format(min(xs), spec), format(max(xs), spec)
+    return lo if lo == hi else f'{lo} to {hi}'
+
+
+def init_note(folder, probe: str) -> str:
+    "What the seeds of the initialisation probe `probe` under `folder`/init64 showed."
+    runs = sorted((folder / INIT64 / probe).glob('seed=*'))
+    ss = [load_json(r / 'summary.json') for r in runs]
+    starts, falls = zip(*map(ponder_fall, runs))
+    fell = [f for f in falls if f is not None]
+    note = f'ponder time {_range(starts, ".1f")} at first, '
+    if len(fell) < len(runs):
+        note += f'under 3 in {len(fell)} of {len(runs)} seeds'
+    else:
+        note += f'under 3 by update {_range(fell, ",")}'
+    cfg = ss[0]['config']
+    if cfg['tau_warmup'] and fell:
+        tau = cfg['tau'] * min(1.0, max(fell) / cfg['tau_warmup'])
+        note += f' (τ then at most {tau:.1e}, of {cfg["tau"]:g})'
+    ends, errors = [final(s)['ponder'] for s in ss], [_err(s) for s in ss]
+    return note + f'; {_range(ends, ".1f")} at the end, error {_range(errors, ".1%")}'
+
+
+def init_notes(folder) -> dict:
+    "{probe: what its seeds showed} for the initialisation probes under `folder`/init64."
+    return {p.name: init_note(folder, p.name) for p in sorted((folder / INIT64).iterdir())}
+
+
+def _init_clause(folder) -> str:
+    "What the initialisation probes found, for the parity row: their settings, seeds and errors."
+    probes = sorted(p.name for p in (folder / INIT64).iterdir())
+    seeds = {p: _seeds(folder, f'{INIT64}/{p}') for p in probes}
+    ss = [s for p in probes for s in seeds[p]]
+    n = _range([len(v) for v in seeds.values()], 'd')
+    errors = [_err(s) for s in ss]
+    return (
+        f'; the probes of the halting initialisation ({len(probes)} settings, '
+        f'{n} seed{"" if n == "1" else "s"} each, '
+        f'{_range([s["config"]["updates"] for s in ss], ",")} updates) end at '
+        f'{_range(errors, ".1%")} error, with '
+        f'{_range([final(s)["updates"] for s in ss], ".1f")} updates per vector'
+        + (': none has begun to learn' if min(errors) > 0.45 else '')
+    )
+
+
 # %% ../../nbs/61_report.act.ipynb #474a97b1
 _PAPER = '(paper: 20 networks per τ, a million updates on each of 16 threads)'
 # Graves 2016, Figure 4
@@ -104,7 +166,7 @@ def _parity_row(folder) -> dict:
         f'chance on those with many, pondering {final(p64)["updates"]:.1f} updates per vector '
         'whatever their number; the probes of 100,000 updates find the random places of the '
         'nonzero entries, not ACT, holding it back: with the entries in a prefix the network '
-        'learns (the next row)',
+        'learns (the next row)' + _init_clause(folder),
     )
 
 
