@@ -558,12 +558,10 @@ def main():
             f'-> {r["cpu_train_h"]:.2f} h of training',
             flush=True,
         )
+    env = environment(torch.device('cpu'))
+    rows = [r | dict(env=env) for r in rows]  # each row names the machine that timed it
     if Path(args.out).exists():  # the other experiments' and presets' estimates are kept
-        rows = [
-            r
-            for r in load_json(args.out)['rows']
-            if (r['experiment'], r.get('preset', 'gpu')) not in todo
-        ] + rows
+        rows = merged(load_json(args.out), rows, todo)
     save_json(
         dict(
             benchmark=__doc__.splitlines()[0],
@@ -572,11 +570,21 @@ def main():
             dispatch_s=dispatch_s,
             dispatch_s_measured=measured,
             rows=rows,
-            env=environment(torch.device('cpu')),
+            env=env,
         ),
         args.out,
     )
     print('written:', args.out)
+
+
+def merged(old: dict, rows: list, todo) -> list:
+    "The rows of the file `old` but those of `todo`, each with its machine, then the new `rows`."
+    kept = [
+        r if 'env' in r else r | dict(env=old['env'])  # timed on the machine the file names
+        for r in old['rows']
+        if (r['experiment'], r.get('preset', 'gpu')) not in todo
+    ]
+    return kept + rows
 
 
 if __name__ == '__main__':

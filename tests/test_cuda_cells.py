@@ -58,7 +58,12 @@ def test_every_gpu_preset_of_the_looped_transformers_has_its_cell():
 
 
 @pytest.mark.parametrize(
-    'nb,name', [('42_sudoku.rrn.ipynb', 'sudoku-rrn'), ('43_sudoku.deq.ipynb', 'sudoku-deq')]
+    'nb,name',
+    [
+        ('42_sudoku.rrn.ipynb', 'sudoku-rrn'),
+        ('43_sudoku.deq.ipynb', 'sudoku-deq'),
+        ('44a_sudoku.trm.ipynb', 'sudoku-trm'),
+    ],
 )
 def test_every_gpu_preset_of_a_sudoku_page_has_its_cell(nb, name):
     assert [n for page, n, _ in CELLS if page == nb] == [name]

@@ -52,9 +52,10 @@ def gpu_minutes(names, results, preset='gpu'):
             else ''
         )
         h = r.get('cpu_train_h', 0)
+        env = r.get('env', est.get('env'))  # the machine that timed the row, where it says
         cpu = (
             f'; on {r["cpu_threads"]} thread{"s" if r["cpu_threads"] > 1 else ""} '
-            f'of a {est["env"]["cpus"]}-core {chip(est["env"]["device_name"])}: '
+            f'of a {env["cpus"]}-core {chip(env["device_name"])}: '
             f'{r["cpu_update_s"] * 1e3:.1f} ms an update, {"at most " if r["bound"] else ""}'
             f'{f"{h:.1f} h" if h >= 1 else f"{60 * h:.0f} min"} of training'
             if 'cpu_train_h' in r

@@ -205,14 +205,17 @@ def hardware_table(path, within_h: float = CPU_RUN_H) -> Markdown:
                 'H100 (estimated)': f'{bound}{r["total_min"]:.0f} min',
                 'CPU (measured)': f'{bound}{h:.1f} h, {r["cpu_update_s"] * 1e3:.1f} ms an update',
                 'needs': 'CPU' if h <= within_h else 'GPU',
+                'timed on': _timed_on(r, est),
             }
         )
-    env, threads = est['env'], ' or '.join(sorted({str(r['cpu_threads']) for r in est['rows']}))
-    return Markdown(
-        f'CPU: {threads} thread{"" if threads == "1" else "s"} '
-        f'of a {env["cpus"]}-core {chip(env["device_name"])}; '
-        f'a CPU run within {within_h:g} h.\n\n' + markdown_table(rows)
-    )
+    return Markdown(f'A CPU run within {within_h:g} h.\n\n' + markdown_table(rows))
+
+
+def _timed_on(r, est) -> str:
+    "The CPU threads and machine that timed the row `r`: its own `env`, else the file's."
+    env = r.get('env', est['env'])
+    n = r['cpu_threads']
+    return f'{n} thread{"s" * (n > 1)} of a {env["cpus"]}-core {chip(env["device_name"])}'
 
 
 # %% ../../nbs/60a_report.tables.ipynb #box1code
@@ -315,7 +318,8 @@ def gpu_time(path, experiment: str, preset: str = 'gpu', run_dir=None) -> Markdo
     gpu = f'{experiment} --preset {preset}: estimated {bound}{r["total_min"]:.0f} min on one H100'
     if run_dir is None:
         cpu = (
-            f'{bound}{r["cpu_train_h"]:.1f} h on {r["cpu_threads"]} CPU threads, from timed updates'
+            f'{bound}{r["cpu_train_h"]:.1f} h on {r["cpu_threads"]} CPU '
+            f'thread{"s" * (r["cpu_threads"] > 1)}, from timed updates'
         )
     else:
         s = load_json(Path(run_dir) / 'summary.json')
