@@ -124,6 +124,11 @@ def init_notes(folder) -> dict:
     return {p.name: init_note(folder, p.name) for p in sorted((folder / INIT64).iterdir())}
 
 
+def _probe_runs(folder, sub: str) -> list:
+    "The summaries of every seed of every probe under `folder`/`sub`."
+    return [load_json(p) for p in sorted((folder / sub).glob('*/seed=*/summary.json'))]
+
+
 def _init_clause(folder) -> str:
     "What the initialisation probes found, for the parity row: their settings, seeds and errors."
     probes = sorted(p.name for p in (folder / INIT64).iterdir())
@@ -160,6 +165,7 @@ def _parity_row(folder) -> dict:
             f'{p64_0["config"]["updates"]:,} without {_PAPER}',
             p64,
             p64_0,
+            *_probe_runs(folder, INIT64),
         ),
         verdict='met' if _err(p64) < 0.05 else 'not met',
         why='with ACT our network learns the vectors with few nonzero entries and stays near '
