@@ -6,6 +6,7 @@
 __all__ = [
     'HARD_CPU',
     'CI_SETS',
+    'CI_NETWORK',
     'CPU_NETWORK',
     'CPU_SETS',
     'GPU_TRAINING',
@@ -97,6 +98,8 @@ CI_SETS = dict(
     valid_size=32,
     test_size=32,
 )
+# the network and training of every `ci` preset: seconds on 4x4 boards
+CI_NETWORK = dict(hidden=16, embed=4, lr=3e-2, updates=30, eval_every=15, ckpt_every=15)
 CPU_NETWORK = dict(hidden=64, mlp_layers=2, lr=1e-3, wd=1e-4, warmup=50)
 CPU_SETS = dict(givens=(34, 45), bands=('minimal', '27-33', '34-45'), test_size=500, eval_batch=50)
 GPU_TRAINING = dict(
@@ -302,13 +305,8 @@ _RRN_CPU = dict(**CPU_NETWORK, batch_size=32, train_steps=8, alpha=1.0, test_ste
 # `ci` on 4x4 boards; `gpu` the paper's network and training
 _RRN_CI = dict(
     **CI_SETS,
-    hidden=16,
-    embed=4,
+    **CI_NETWORK,
     batch_size=16,
-    lr=3e-2,
-    updates=30,
-    eval_every=15,
-    ckpt_every=15,
     train_steps=4,
     test_steps=(1, 2, 4, 8, 16),
     alpha=1.0,
@@ -463,13 +461,8 @@ _DEQ_CPU = dict(
 # `ci` on 4x4 boards; `gpu` the paper's network and training, the solver's budget 40
 _DEQ_CI = dict(
     **CI_SETS,
-    hidden=16,
-    embed=4,
+    **CI_NETWORK,
     batch_size=16,
-    lr=3e-2,
-    updates=30,
-    eval_every=15,
-    ckpt_every=15,
     train_steps=16,
     back_iters=16,
     test_steps=(1, 2, 4, 8, 16, 32),
@@ -603,17 +596,12 @@ def pgadj_setup(cfg: PGAdjConfig):
 # `ci` on 4x4 boards; `gpu` the paper's training, the prior annealed over 1,000 updates
 _PGADJ_CI = dict(
     **CI_SETS,
-    hidden=16,
-    embed=4,
+    **CI_NETWORK,
     d_model=16,
     n_heads=2,
     n_layers=1,
     samples=2,
     batch_size=8,
-    lr=3e-2,
-    updates=30,
-    eval_every=15,
-    ckpt_every=15,
     train_steps=4,
     test_steps=(1, 2, 4, 8),
 )
