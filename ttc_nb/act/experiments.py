@@ -126,6 +126,8 @@ _ci = dict(
 )
 _adam = dict(wd=0.0, clip=0.0)
 _curve = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64, 100)
+# Graves's three LSTM tasks (logic, addition, sort), at a time limit of M = 20
+_lstm = _adam | dict(cell='lstm', lr=1e-3, train_steps=20, test_steps=_curve)
 _M = dict(train_steps=100, test_steps=_curve)
 _never_halts = dict(
     halt_bias=-30.0
@@ -181,30 +183,10 @@ register(
         act_setup,
         presets=dict(
             ci=_ci | dict(task='logic', cell='lstm', updates=40),
-            cpu=_adam
-            | dict(
-                task='logic',
-                cell='lstm',
-                batch_size=16,
-                lr=1e-3,
-                updates=6000,
-                eval_every=600,
-                ckpt_every=600,
-                train_steps=20,
-                test_steps=_curve,
-            ),
-            gpu=_adam
-            | dict(
-                task='logic',
-                cell='lstm',
-                batch_size=128,
-                lr=1e-3,
-                updates=10000,
-                eval_every=1000,
-                ckpt_every=1000,
-                train_steps=20,
-                test_steps=_curve,
-            ),
+            cpu=_lstm
+            | dict(task='logic', batch_size=16, updates=6000, eval_every=600, ckpt_every=600),
+            gpu=_lstm
+            | dict(task='logic', batch_size=128, updates=10000, eval_every=1000, ckpt_every=1000),
         ),
         costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/logic-30k/tau=0.001'}),
         headline=_error,
@@ -220,31 +202,23 @@ register(
         act_setup,
         presets=dict(
             ci=_ci | dict(task='addition', cell='lstm'),
-            cpu=_adam
+            cpu=_lstm
             | dict(
                 task='addition',
-                cell='lstm',
                 batch_size=32,
-                lr=1e-3,
                 tau=1e-2,
                 updates=5000,
                 eval_every=500,
                 ckpt_every=500,
-                train_steps=20,
-                test_steps=_curve,
             ),
-            gpu=_adam
+            gpu=_lstm
             | dict(
                 task='addition',
-                cell='lstm',
                 hidden=512,
                 batch_size=128,
-                lr=1e-3,
                 updates=20000,
                 eval_every=2000,
                 ckpt_every=1000,
-                train_steps=20,
-                test_steps=_curve,
             ),
         ),
         costs=Costs(_never_halts),
@@ -261,30 +235,16 @@ register(
         act_setup,
         presets=dict(
             ci=_ci | dict(task='sort', cell='lstm', updates=120),
-            cpu=_adam
+            cpu=_lstm
+            | dict(task='sort', batch_size=16, updates=5000, eval_every=500, ckpt_every=500),
+            gpu=_lstm
             | dict(
                 task='sort',
-                cell='lstm',
-                batch_size=16,
-                lr=1e-3,
-                updates=5000,
-                eval_every=500,
-                ckpt_every=500,
-                train_steps=20,
-                test_steps=_curve,
-            ),
-            gpu=_adam
-            | dict(
-                task='sort',
-                cell='lstm',
                 hidden=512,
                 batch_size=128,
-                lr=1e-3,
                 updates=3600,
                 eval_every=400,
                 ckpt_every=400,
-                train_steps=20,
-                test_steps=_curve,
             ),
         ),
         costs=Costs(_never_halts),
