@@ -237,7 +237,8 @@ def deq_loss(
         z, z_in = _step_at_fixed_point(f, sol.z, backward, phantom_steps, phantom_lam)
         total = ce(z)  # ℓ = CE(r(h*), y)
         total = _penalised(total, logs, f, sol.z, z, z_in, rho, jac_reg, rho_reg, rho_max)
-        if backward == 'implicit':  # ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved backward
+        # implicit: ∂ℓ/∂z* becomes u, uᵀ = uᵀ J_f + ∂ℓ/∂z*, solved backward
+        if backward == 'implicit':
             implicit_backward(z, z_in, logs, **model.solver | dict(max_iter=back_iters))
         if corrections:  # fixed-point correction: intermediate estimates, one step each
             ces = _fixed_point_correction(f, ce, seen, corrections)
