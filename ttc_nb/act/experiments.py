@@ -139,6 +139,17 @@ _probe = (
     | _M
     | dict(bits=64, batch_size=128, lr=1e-3, updates=100000, eval_every=10000, ckpt_every=5000)
 )
+# PonderNet's training on 96 bits (its `gpu` preset); ACT's `pondernet-budget` preset takes it too
+_PONDER_TRAINING = dict(
+    bits=96,
+    train_max=48,
+    batch_size=512,
+    lr=3e-4,
+    updates=100000,
+    eval_every=10000,
+    ckpt_every=5000,
+)
+
 
 # %% ../../nbs/13_act.experiments.ipynb #74626c3f
 register(
@@ -166,6 +177,8 @@ register(
                 'deep-start': _probe | dict(halt_bias=-3.0),
                 'bias-1': _probe | dict(halt_bias=-1.0),
                 'deep-start-warmup': _probe | dict(halt_bias=-3.0, tau_warmup=20000),
+                # beside PonderNet's `gpu` preset: its bits, training range and budget
+                'pondernet-budget': _adam | _M | _PONDER_TRAINING,
             },
         ),
         costs=Costs(_never_halts, trained={'gpu': 'nbs/results/act/parity64-600k/tau=0.001'}),
@@ -253,16 +266,13 @@ register(
 )
 
 # %% ../../nbs/13_act.experiments.ipynb #639ec1ae
-_ponder_gpu = _adam | dict(
-    bits=96,
-    train_max=48,
-    batch_size=512,
-    lr=3e-4,
-    updates=100000,
-    eval_every=10000,
-    ckpt_every=5000,
-    train_steps=20,
-    test_steps=(1, 2, 4, 8, 16, 20, 32, 64),
+_ponder_gpu = (
+    _adam
+    | _PONDER_TRAINING
+    | dict(
+        train_steps=20,
+        test_steps=(1, 2, 4, 8, 16, 20, 32, 64),
+    )
 )  # and its probes of lambda_n's start
 
 # %% ../../nbs/13_act.experiments.ipynb #f9cd2256
