@@ -150,7 +150,6 @@ _PONDER_TRAINING = dict(
     ckpt_every=5000,
 )
 
-
 # %% ../../nbs/13_act.experiments.ipynb #74626c3f
 register(
     Experiment(

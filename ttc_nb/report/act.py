@@ -5,6 +5,7 @@
 # %% auto #0
 __all__ = [
     'INIT64',
+    'INIT96',
     'PROBE_NOTES',
     'LOGIC_NOTES',
     'PREFIX_NOTES',
@@ -13,6 +14,8 @@ __all__ = [
     'ponder_fall',
     'init_note',
     'init_notes',
+    'init96_note',
+    'init96_notes',
     'reproduction',
     'evaluations',
     'run_lines',
@@ -386,6 +389,41 @@ def _pondernet_row(folder) -> dict:
     )
 
 
+# %% ../../nbs/61_report.act.ipynb #init96co
+INIT96 = 'init96'  # PonderNet on 96 bits at random places, from a halting bias of -3
+
+
+def init96_note(folder, probe: str) -> str:
+    "What the seeds of PonderNet's probe `probe` under `folder`/init96 showed."
+    runs = sorted((folder / INIT96 / probe).glob('seed=*'))
+    ss = [load_json(r / 'summary.json') for r in runs]
+    starts = [ponder_fall(r)[0] for r in runs]
+    ends = [final(s)['expected_steps'] for s in ss]
+    return (
+        f'expected steps {_range(starts, ".1f")} at first, {_range(ends, ".1f")} at the end; '
+        f'error {_range([_err(s) for s in ss], ".1%")} in the training range, '
+        f'{_range([_err(s, "beyond training") for s in ss], ".1%")} beyond'
+    )
+
+
+def init96_notes(folder) -> dict:
+    "{probe: what its seeds showed} for PonderNet's probes under `folder`/init96."
+    return {p.name: init96_note(folder, p.name) for p in sorted((folder / INIT96).iterdir())}
+
+
+def _init96_clause(folder) -> str:
+    "What PonderNet's deep starts found, for the 96-bit row: each probe's seeds and errors."
+    parts = []
+    for probe in sorted(p.name for p in (folder / INIT96).iterdir()):
+        ss = _seeds(folder, f'{INIT96}/{probe}')
+        parts.append(
+            f'`{probe}` ({len(ss)} seed{"s" * (len(ss) > 1)}) '
+            f'{_range([_err(s) for s in ss], ".1%")} and '
+            f'{_range([_err(s, "beyond training") for s in ss], ".1%")}'
+        )
+    return '; from a halting bias of −3, in the training range and beyond: ' + ', '.join(parts)
+
+
 # %% ../../nbs/61_report.act.ipynb #1069e8d1
 def _pondernet96_row(folder) -> dict:
     "Banino et al. 2021, Figure 1b, on 96 bits: in a prefix over seeds, and at random places."
@@ -401,7 +439,8 @@ def _pondernet96_row(folder) -> dict:
         f'{_mean(px["act-prefix"], "beyond training"):.1%} for ACT '
         f'({_mean(px["pondernet-prefix"]):.1%} and {_mean(px["act-prefix"]):.1%} '
         "in the training range); at random places, PonderNet's preset: "
-        f'{_err(pn96, "beyond training"):.1%}, and {_err(pn96):.1%} in the training range',
+        f'{_err(pn96, "beyond training"):.1%}, and {_err(pn96):.1%} in the training range'
+        + _init96_clause(folder),
         scale=_scale(
             '96 bits; in a prefix, 20,000 updates of 512 for each rule; at random places, '
             "PonderNet's `gpu` "
@@ -409,7 +448,9 @@ def _pondernet96_row(folder) -> dict:
             *px['pondernet-prefix'],
             *px['act-prefix'],
             pn96,
-            networks='three seeds each in a prefix, the mean; one network at random places',
+            *_probe_runs(folder, INIT96),
+            networks='three seeds each in a prefix, the mean; one network at random places, '
+            'and the seeds of each deep start',
         ),
         verdict='met' if _mean(px['pondernet-prefix'], 'beyond training') < 0.05 else 'not met',
         why='no network learns its training range well enough to carry anything beyond it: '
