@@ -63,9 +63,10 @@ def test_every_gpu_preset_of_the_looped_transformers_has_its_cell():
         ('42_sudoku.rrn.ipynb', 'sudoku-rrn'),
         ('43_sudoku.deq.ipynb', 'sudoku-deq'),
         ('44a_sudoku.trm.ipynb', 'sudoku-trm'),
+        ('10_examples.prefix_parity.ipynb', 'prefix-parity'),
     ],
 )
-def test_every_gpu_preset_of_a_sudoku_page_has_its_cell(nb, name):
+def test_every_gpu_preset_of_a_one_experiment_page_has_its_cell(nb, name):
     assert [n for page, n, _ in CELLS if page == nb] == [name]
 
 
