@@ -6,6 +6,7 @@
 __all__ = [
     'INIT64',
     'INIT96',
+    'ACT96',
     'PROBE_NOTES',
     'LOGIC_NOTES',
     'PREFIX_NOTES',
@@ -16,6 +17,7 @@ __all__ = [
     'init_notes',
     'init96_note',
     'init96_notes',
+    'act96_notes',
     'reproduction',
     'evaluations',
     'run_lines',
@@ -391,6 +393,7 @@ def _pondernet_row(folder) -> dict:
 
 # %% ../../nbs/61_report.act.ipynb #init96co
 INIT96 = 'init96'  # PonderNet on 96 bits at random places, from a halting bias of -3
+ACT96 = 'act96'  # ACT on 96 bits at random places, at PonderNet's budget, from Graves's bias
 
 
 def init96_note(folder, probe: str) -> str:
@@ -424,6 +427,33 @@ def _init96_clause(folder) -> str:
     return '; from a halting bias of −3, in the training range and beyond: ' + ', '.join(parts)
 
 
+def act96_notes(folder) -> dict:
+    "{probe: what its seeds showed} for ACT's runs at PonderNet's budget under `folder`/act96."
+    notes = {}
+    for p in sorted((folder / ACT96).iterdir()):
+        ss = _seeds(folder, f'{ACT96}/{p.name}')
+        notes[p.name] = (
+            f'{_range([final(s)["updates"] for s in ss], ".1f")} updates per vector at the end; '
+            f'error {_range([_err(s) for s in ss], ".1%")} in the training range, '
+            f'{_range([_err(s, "beyond training") for s in ss], ".1%")} beyond'
+        )
+    return notes
+
+
+def _act96_clause(folder) -> str:
+    "ACT at PonderNet's budget, for the 96-bit row: its halting bias, seeds and errors."
+    ss = [
+        s for p in sorted((folder / ACT96).iterdir()) for s in _seeds(folder, f'{ACT96}/{p.name}')
+    ]
+    bias = _range([s['config']['halt_bias'] for s in ss], '+g')
+    return (
+        f"; ACT at PonderNet's budget, from a halting bias of {bias} "
+        f'({len(ss)} seed{"s" * (len(ss) > 1)}): '
+        f'{_range([_err(s) for s in ss], ".1%")} and '
+        f'{_range([_err(s, "beyond training") for s in ss], ".1%")}'
+    )
+
+
 # %% ../../nbs/61_report.act.ipynb #1069e8d1
 def _pondernet96_row(folder) -> dict:
     "Banino et al. 2021, Figure 1b, on 96 bits: in a prefix over seeds, and at random places."
@@ -440,7 +470,8 @@ def _pondernet96_row(folder) -> dict:
         f'({_mean(px["pondernet-prefix"]):.1%} and {_mean(px["act-prefix"]):.1%} '
         "in the training range); at random places, PonderNet's preset: "
         f'{_err(pn96, "beyond training"):.1%}, and {_err(pn96):.1%} in the training range'
-        + _init96_clause(folder),
+        + _init96_clause(folder)
+        + _act96_clause(folder),
         scale=_scale(
             '96 bits; in a prefix, 20,000 updates of 512 for each rule; at random places, '
             "PonderNet's `gpu` "
@@ -449,8 +480,9 @@ def _pondernet96_row(folder) -> dict:
             *px['act-prefix'],
             pn96,
             *_probe_runs(folder, INIT96),
+            *_probe_runs(folder, ACT96),
             networks='three seeds each in a prefix, the mean; one network at random places, '
-            'and the seeds of each deep start',
+            "the seeds of each deep start, and ACT's at PonderNet's budget",
         ),
         verdict='met' if _mean(px['pondernet-prefix'], 'beyond training') < 0.05 else 'not met',
         why='no network learns its training range well enough to carry anything beyond it: '
