@@ -15,6 +15,7 @@ import torch
 from conftest import ROOT, ttc
 from ttc_nb.runs.registry import get_experiment
 from ttc_nb.recurrence.experiments import MODELS
+from ttc_nb.rasp.experiments import TABLE1_PROGRAMS
 
 GPU_PRESETS = {'act-parity', 'act-logic', 'act-addition', 'act-sort', 'pondernet-parity'}
 
@@ -51,6 +52,11 @@ LOOPED_GPU = {
     for m in ('looped', 'standard')
     for t in ('linear', 'noisy-linear', 'sparse-linear', 'tree', 'relu2nn')
 }
+
+
+def test_every_gpu_preset_of_rasp_has_its_cell():
+    programs = {f'rasp-{p.replace("_", "-")}' for p in TABLE1_PROGRAMS}
+    assert {name for nb, name, _ in CELLS if nb == '25_rasp.train.ipynb'} == programs
 
 
 def test_every_gpu_preset_of_the_looped_transformers_has_its_cell():
@@ -97,6 +103,11 @@ def test_the_cell_builds_without_training(nb, name, preset, tmp_path):
     cfg = exp.config(preset)
     if exp.costs.small:  # data sets that take minutes to build: sets of 8 puzzles at the most
         cfg = dataclasses.replace(cfg, **{k: min(v, 8) for k, v in exp.costs.small(cfg).items()})
+    else:  # sets of 8 examples at the most: RASP's 52,000 labelled inputs take 10 s to build
+        sizes = [f.name for f in dataclasses.fields(cfg) if f.name.endswith('_size')]
+        cfg = dataclasses.replace(
+            cfg, **{k: min(getattr(cfg, k), 8) for k in sizes if k != 'batch_size'}
+        )
     # The preset's network, on a batch of two of its samples: at its own batch size, one loss of
     # the RRN's or the learned adjacencies' gpu preset took 10 to 14 CPU-s.
     cfg = dataclasses.replace(cfg, batch_size=2)
