@@ -13,7 +13,7 @@ import re
 import pytest
 import torch
 from conftest import ROOT, ttc
-from ttc_nb.runs.registry import get_experiment
+from ttc_nb.runs.registry import all_experiments, get_experiment
 from ttc_nb.recurrence.experiments import MODELS
 from ttc_nb.rasp.experiments import TABLE1_PROGRAMS
 
@@ -80,6 +80,11 @@ def test_every_gpu_preset_of_the_learned_adjacencies_and_recurrence_has_its_cell
     assert {name for nb, name, _ in CELLS if nb == '44_sudoku.pgadj.ipynb'} == {'sudoku-pgadj'}
     recurrence = {f'recurrence-{t}-{m}' for t in ('paths', 'sort') for m in MODELS}
     assert {name for nb, name, _ in CELLS if nb == '51_recurrence.model.ipynb'} == recurrence
+
+
+def test_every_gpu_preset_has_a_cell():
+    gpu = {name for name, e in all_experiments().items() if 'gpu' in e.presets}
+    assert gpu == {name for _, name, preset in CELLS if preset == 'gpu'}
 
 
 def test_the_finder_reads_a_cell(tmp_path):
