@@ -124,6 +124,7 @@ def init_note(folder, probe: str) -> str:
     return note + f'; {_range(ends, ".1f")} at the end, error {_range(errors, ".1%")}'
 
 
+# %% ../../nbs/61_report.act.ipynb #init64no
 def init_notes(folder) -> dict:
     "{probe: what its seeds showed} for the initialisation probes under `folder`/init64."
     return {p.name: init_note(folder, p.name) for p in sorted((folder / INIT64).iterdir())}
@@ -427,6 +428,7 @@ def _init96_clause(folder) -> str:
     return '; from a halting bias of −3, in the training range and beyond: ' + ', '.join(parts)
 
 
+# %% ../../nbs/61_report.act.ipynb #act96co
 def act96_notes(folder) -> dict:
     "{probe: what its seeds showed} for ACT's runs at PonderNet's budget under `folder`/act96."
     notes = {}

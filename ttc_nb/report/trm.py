@@ -111,6 +111,7 @@ def rows_by(rec: dict, key: str, steps: int) -> list:
     return [dict(value=v, puzzles=len(f := groups[v]), solved=sum(f) / len(f)) for v in order]
 
 
+# %% ../../nbs/68a_report.trm.ipynb #trmhalt1
 def halting_rows(rec: dict) -> list:
     "For each cap: the puzzles solved with all its steps, and stopping at the first q > 0."
     n = len(rec['set'])
@@ -200,6 +201,7 @@ def comparison_rows(results) -> list:
     return rows
 
 
+# %% ../../nbs/68a_report.trm.ipynb #trmsolvd
 def solved_by(results, key: str, multiples=(1, 8)) -> list:
     "Shares of test puzzles solved at `multiples` of each model's k, by `key`: 'set' or 'givens'."
     cols = {}
