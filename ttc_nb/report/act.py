@@ -162,6 +162,19 @@ def _init_clause(folder) -> str:
     )
 
 
+def _init_ours(folder) -> str:
+    "The initialisation probes in a few words, for the parity row's figures: biases, τ, errors."
+    ss = _probe_runs(folder, INIT64)
+    biases = sorted({s['config']['halt_bias'] for s in ss})
+    taus = sorted({s['config']['tau'] for s in ss})
+    return (
+        f'; from halting biases of {" and ".join(f"{b:+g}".replace("-", "−") for b in biases)}'
+        f' (τ = {" and ".join(f"{t:g}" for t in taus)}, '
+        f'{_range([s["config"]["updates"] for s in ss], ",")} updates): '
+        f'{_range([_err(s) for s in ss], ".1%")} ({len(ss)} networks)'
+    )
+
+
 # %% ../../nbs/61_report.act.ipynb #474a97b1
 _PAPER = '(paper: 20 networks per τ, a million updates on each of 16 threads)'
 # Graves 2016, Figure 4
@@ -174,7 +187,7 @@ def _parity_row(folder) -> dict:
     return dict(
         figure='Graves 2016, section 3.1, Figure 4: 64-bit parity',
         paper=_PARITY_PAPER,
-        ours=_ours(p64, p64_0),
+        ours=_ours(p64, p64_0) + _init_ours(folder),
         scale=_scale(
             f"the paper's network, {p64['config']['updates']:,} updates of "
             f'{p64["config"]["batch_size"]} with ACT, '
