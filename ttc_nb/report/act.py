@@ -19,6 +19,7 @@ __all__ = [
     'init96_note',
     'init96_notes',
     'act96_notes',
+    'init_table',
     'reproduction',
     'run_lines',
     'seeds_measure',
@@ -36,7 +37,7 @@ from ..runs.registry import load_run, measured
 from ..act.tasks import parity_batch
 from ..train.files import load_json
 from ..runs.provenance import made_on
-from .tables import family_results
+from .tables import Markdown, family_results, markdown_table
 
 
 # %% ../../nbs/61_report.act.ipynb #b73f8114
@@ -487,6 +488,35 @@ def _act96_clause(folder) -> str:
         f'{_range([_err(s) for s in ss], ".1%")} and '
         f'{_range([_err(s, "beyond training") for s in ss], ".1%")}'
     )
+
+
+# %% ../../nbs/61_report.act.ipynb #initsm1
+def init_table(results) -> Markdown:
+    "A row per halting-initialisation probe under `results`/act: its start, seeds and errors."
+    folder = family_results(results, 'act')
+    kinds = ((INIT64, 'ACT, 64 bits'), (INIT96, 'PonderNet, 96 bits'), (ACT96, 'ACT, 96 bits'))
+    rows = []
+    for sub, network in kinds:
+        for p in sorted((folder / sub).iterdir()):
+            ss = _seeds(folder, f'{sub}/{p.name}')
+            c = ss[0]['config']
+            beyond = [r for r in ss[0]['final'] if r['set'] == 'beyond training']
+            rows.append(
+                {
+                    'network': network,
+                    'preset': p.name,
+                    'halting bias': f'{c["halt_bias"]:+g}'.replace('-', '−'),
+                    'ponder cost': f'β = {c["beta"]:g}' if 'lambda_p' in c else f'τ = {c["tau"]:g}',
+                    'seeds': len(ss),
+                    'error': _range([_err(s) for s in ss], '.1%'),
+                    'beyond the training range': _range(
+                        [_err(s, 'beyond training') for s in ss], '.1%'
+                    )
+                    if beyond
+                    else '–',
+                }
+            )
+    return markdown_table(rows)
 
 
 # %% ../../nbs/61_report.act.ipynb #1069e8d1
