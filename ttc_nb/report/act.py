@@ -501,12 +501,13 @@ def init_table(results) -> Markdown:
             ss = _seeds(folder, f'{sub}/{p.name}')
             c = ss[0]['config']
             beyond = [r for r in ss[0]['final'] if r['set'] == 'beyond training']
+            cost = f'β = {c["beta"]:g}' if 'lambda_p' in c else f'τ = {c["tau"]:g}'
             rows.append(
                 {
                     'network': network,
                     'preset': p.name,
                     'halting bias': f'{c["halt_bias"]:+g}'.replace('-', '−'),
-                    'ponder cost': f'β = {c["beta"]:g}' if 'lambda_p' in c else f'τ = {c["tau"]:g}',
+                    'ponder cost': cost,
                     'seeds': len(ss),
                     'error': _range([_err(s) for s in ss], '.1%'),
                     'beyond the training range': _range(
