@@ -85,7 +85,9 @@ def _mean(ss, held_out='test'):
 
 
 def _spread(ss):
-    "The mean error of the runs `ss` of several seeds, then each run's."
+    "The mean error of the runs `ss` of several seeds, then each run's; one run's error alone."
+    if len(ss) == 1:
+        return f'{_err(ss[0]):.1%}'
     return f'{_mean(ss):.1%} (seeds: {", ".join(f"{_err(s):.1%}" for s in ss)})'
 
 
@@ -200,9 +202,9 @@ def _parity_row(folder) -> dict:
         verdict='met' if _err(p64) < 0.05 else 'not met',
         why='with ACT our network learns the vectors with few nonzero entries and stays near '
         f'chance on those with many, pondering {final(p64)["updates"]:.1f} updates per vector '
-        'whatever their number; the probes of 100,000 updates find the random places of the '
-        'nonzero entries, not ACT, holding it back: with the entries in a prefix the network '
-        'learns (the next row)' + _init_clause(folder),
+        'whatever their number; in the probes of 100,000 updates the random places hold it back, '
+        'not ACT: with the entries in a prefix the network learns (the next row)'
+        + _init_clause(folder),
     )
 
 
@@ -224,7 +226,7 @@ def _parity_prefix_row(folder) -> dict:
             networks=f'{len(pre["tau=0.01"])} seeds with ACT and {len(pre["no-ACT"])} without',
         ),
         verdict='met' if len(pre['tau=0.01']) >= 3 and _mean(pre['tau=0.01']) < 0.05 else 'not met',
-        why="this is Fojo and colleagues' layout, not the paper's random places (the row "
+        why="this is the layout of Fojo et al. 2018, not the paper's random places (the row "
         "above); and where the paper's networks ponder longer on denser vectors, ours spend "
         'about two updates on every vector',
     )
@@ -333,8 +335,8 @@ def _logic_constant_row(folder) -> dict:
         verdict='met' if len(flat) >= 3 and _mean(flat) < 0.02 else 'not met',
         why=f'{sum(_err(s) < 0.02 for s in flat)} of {len(flat)} '
         f'network{"s" * (len(flat) > 1)} trained this way '
-        f'{"is" if len(flat) == 1 else "are"} under 2% sequence error, and we ask three, '
-        "as the paper's figure is the mean of 20 networks per τ; "
+        f'{"is" if len(flat) == 1 else "are"} under 2% sequence error; the verdict asks for three, '
+        "since the paper's figure is a mean over 20 networks per τ; "
         f'the plain LSTM {"stays above" if all(_err(s) > 0.2 for s in longer) else "reaches"} '
         "the paper's about 20%",
     )
@@ -709,8 +711,7 @@ def _runaway(folder, d):
         f'its ponder time grew from {early["ponder"]:.1f} at update 300 '
         f'to {log[-1]["ponder"]:.1f} at update '
         f'{log[-1]["update"]:,}, toward the limit of {cfg["train_steps"]}; '
-        f'stopped before its first evaluation, '
-        f'of {cfg["updates"]:,} updates'
+        f'stopped there, {cfg["updates"]:,} updates planned, before its first evaluation'
     )
 
 

@@ -6,6 +6,7 @@
 __all__ = [
     'VERDICTS',
     'REPRODUCTION',
+    'MACHINE',
     'TESTS',
     'Markdown',
     'markdown_table',
@@ -14,6 +15,7 @@ __all__ = [
     'probes',
     'probe_table',
     'hardware_table',
+    'without_machines',
     'at_a_glance',
     'first_clauses',
     'method_row',
@@ -31,6 +33,7 @@ __all__ = [
 # %% ../../nbs/60a_report.tables.ipynb #b595b1ca
 import ast
 import json
+import re
 from pathlib import Path, PurePath
 from ..train.files import MetricsLog, load_json
 from ..runs.registry import command_sets
@@ -227,22 +230,6 @@ def _one_row(rows, figure, scale=''):
     return found[0]
 
 
-def at_a_glance(rows, pick: dict, key: str = None, clauses: int = 2) -> Markdown:
-    "The 'At a glance' box: verdict, ours against the paper's and scale of the rows `pick` names."
-    if not 1 <= len(pick) <= 6:
-        raise ValueError(f'an At a glance box has one to six lines, got {len(pick)}')
-    lines = ['**At a glance**', '']
-    for figure, label in pick.items():
-        r = _one_row(rows, figure)
-        scale = '; '.join(r['scale'].split('; ')[:clauses])
-        lines.append(
-            f'- **{r["verdict"]}**, {label}. Ours: {r["ours"]}. '
-            f'The paper: {r["paper"]}. Scale: {scale}.'
-        )
-    return Markdown('\n'.join(lines + ([f'\nKey figure: {key}'] if key else [])))
-
-
-# %% ../../nbs/60a_report.tables.ipynb #land1code
 def _clauses(text: str) -> list:
     "The parts of `text` that '; ' separates, outside brackets."
     out, depth, start = [], 0, 0
@@ -257,6 +244,30 @@ def _clauses(text: str) -> list:
     return out + [text[start:]]
 
 
+MACHINE = r'\d+ threads? of an? \d+-core [^,;]+?, no GPU'  # as `machine` writes a CPU run's
+
+
+def without_machines(scale: str) -> str:
+    "`scale` without the CPU machines it names, and the 'on', comma or semicolon before them."
+    return re.sub(rf'[,;]? (?:on )?{MACHINE}(?: and {MACHINE})*', '', scale)
+
+
+def at_a_glance(rows, pick: dict, key: str = None, clauses: int = 2) -> Markdown:
+    "The 'At a glance' box: verdict, ours against the paper's and scale of the rows `pick` names."
+    if not 1 <= len(pick) <= 6:
+        raise ValueError(f'an At a glance box has one to six lines, got {len(pick)}')
+    lines = ['**At a glance**', '']
+    for figure, label in pick.items():
+        r = _one_row(rows, figure)
+        scale = '; '.join(_clauses(without_machines(r['scale']))[:clauses])
+        lines.append(
+            f'- **{r["verdict"]}**, {label}. Ours: {r["ours"]}. '
+            f'The paper: {r["paper"]}. Scale: {scale}.'
+        )
+    return Markdown('\n'.join(lines + ([f'\nKey figure: {key}'] if key else [])))
+
+
+# %% ../../nbs/60a_report.tables.ipynb #land1code
 def first_clauses(text: str, width: int = 120) -> str:
     "`text` cut after its last whole clause that fits in `width` characters, with '…' if cut."
     parts = _clauses(text)
@@ -438,15 +449,20 @@ def _readers(tree) -> dict:
 
 
 # %% ../../nbs/60a_report.tables.ipynb #ef9f5adc
-def _named_runs(tree, readers: dict):
-    "The strings of `tree` that name a run: a reader's run argument, or joined onto a path."
-    loops = {  # a loop's variable: the strings it runs over
+def _loops(tree) -> dict:
+    "{a loop's variable: the strings of the literal tuple, list or set it runs over}."
+    return {
         n.target.id: [e.value for e in n.iter.elts if isinstance(e, ast.Constant)]
         for n in ast.walk(tree)
         if isinstance(n, (ast.For, ast.comprehension))
         and isinstance(n.target, ast.Name)
         and isinstance(n.iter, (ast.Tuple, ast.List, ast.Set))
     }
+
+
+def _named_runs(tree, readers: dict):
+    "The strings of `tree` that name a run: a reader's run argument, or joined onto a path."
+    loops = _loops(tree)
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and getattr(n.func, 'id', None) in readers:
             k = readers[n.func.id]
@@ -459,6 +475,42 @@ def _named_runs(tree, readers: dict):
         yield from loops.get(name, [])
 
 
+# %% ../../nbs/60a_report.tables.ipynb #chkbnd1
+def _bound(page) -> dict:
+    "{name: the path strings of its value} of the names `page` assigns once, from a path."
+    targets = [
+        t.id
+        for n in ast.walk(page)
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.For, ast.comprehension))
+        for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        for t in ast.walk(target)
+        if isinstance(t, ast.Name)
+    ]
+    bound = {}
+    for n in page.body:
+        if isinstance(n, ast.Assign) and (paths := set(_paths(n.value))):
+            for t in (t for target in n.targets for t in ast.walk(target)):
+                if isinstance(t, ast.Name) and targets.count(t.id) == 1:
+                    bound[t.id] = paths
+    return bound
+
+
+def _json_names(tree):
+    "The JSON file names, or glob patterns, of the f-strings of `tree` that end in `.json`."
+    loops = _loops(tree)
+    for n in ast.walk(tree):
+        if not isinstance(n, ast.JoinedStr) or not isinstance(n.values[-1], ast.Constant):
+            continue
+        first, last = n.values[0], n.values[-1].value
+        if not last.endswith('.json'):
+            continue
+        if len(n.values) == 2 and isinstance(first, ast.FormattedValue):
+            if isinstance(first.value, ast.Name):
+                yield from (f'{s}{last}' for s in loops.get(first.value.id, []))
+        elif isinstance(first, ast.Constant) and first.value and len(n.values) > 1:
+            yield f'{first.value}*{last}'
+
+
 # %% ../../nbs/60a_report.tables.ipynb #0fb18f1b
 def _code(cells) -> str:
     "The code of `cells`, but for IPython's magics (lines that start with `%`)."
@@ -469,27 +521,31 @@ def _code(cells) -> str:
 # %% ../../nbs/60a_report.tables.ipynb #caaef35b
 def checks_line(notebook, heading: str, runs) -> Markdown:
     "How many checks the code under `heading` of `notebook` makes, on which run folders and files."
-    tree = ast.parse(_code(_section(json.loads(Path(notebook).read_text())['cells'], heading)))
+    cells = json.loads(Path(notebook).read_text())['cells']
+    tree, page = ast.parse(_code(_section(cells, heading))), ast.parse(_code(cells))
     n = sum(
         isinstance(t, ast.Assert)
         or (isinstance(t, ast.Call) and getattr(t.func, 'id', None) in TESTS)
         for t in ast.walk(tree)
     )
     names = {p.name for p in Path(runs).iterdir() if p.is_dir()}
-    paths = set(_paths(tree))
+    used = {t.id for t in ast.walk(tree) if isinstance(t, ast.Name)}
+    paths = set(_paths(tree)).union(*(ps for k, ps in _bound(page).items() if k in used))
     found = {p for s in paths for p in PurePath(s).parts[:3] if p in names}
-    page = ast.parse(_code(json.loads(Path(notebook).read_text())['cells']))
     found |= {s for s in _named_runs(tree, _readers(page)) if s in names}  # by bare strings
     here = Path(notebook).parent
+    jsons = {s for s in paths if s.endswith('.json')} | {
+        f.name for s in _json_names(tree) for f in Path(runs).glob(s) if '*' in s
+    }
+    jsons |= {s for s in _json_names(tree) if '*' not in s}
     files = sorted(
         s
-        for s in paths
-        if s.endswith('.json')
-        and not names & set(PurePath(s).parts[:3])  # a run's own files count as its folder
+        for s in jsons
+        if not names & set(PurePath(s).parts[:3])  # a run's own files count as its folder
         and ((Path(runs) / s).is_file() or (here / s).is_file())
     )
     where = [f'the runs in {", ".join(f"`{f}/`" for f in sorted(found))}'] if found else []
     if files:
         where.append(f'the file{"s" * (len(files) > 1)} {", ".join(f"`{f}`" for f in files)}')
-    where = ' and '.join(where) or 'the runs in no folder'
+    where = ' and '.join(where) or 'no run or file: its figures are computed on the page'
     return Markdown(f"*Checks of this section's figures: {n}, against {where}.*")
