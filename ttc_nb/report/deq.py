@@ -169,7 +169,7 @@ def _frobenius_row(R) -> dict:
         paper='stable solves',
         scale=_made(R, 'probes/implicit-jac_reg=1', 'probes/phantom-jac_reg=1'),
         ours=f'gamma = 1: the radius back at 1 by update {back["implicit"]} (implicit '
-        f'gradients) and {back["phantom"]} (phantom); from then on {min(after.values()):.0%} '
+        f'gradients) and {back["phantom"]} (phantom); from then on {min(after.values()):.1%} '
         'or more of the solves missed the tolerance',
         verdict='met' if max(after.values()) < 0.5 else 'not met',
         why=f"the norm averages over the state's {D:,} directions while a few saturated forget "
@@ -309,13 +309,15 @@ DEQ_PROBE_NOTES = {
     'phantom-train_steps=16-lr=2e-3-forget_max=0.9': 'the same with the cap at 0.9: the radius '
     'still above 1 at 84 of 100 logged updates, and less accurate',
     'phantom-train_steps=16-lr=2e-3-forget_max=0.9-rho_reg=5': (
-        'the cap and the radius penalty (threshold 0.8): every solve converged, little learned'
+        'the cap and the radius penalty (threshold 0.8), with 5 damped phantom steps: every solve '
+        'converged, little learned'
     ),
     'phantom-train_steps=16-lr=2e-3-forget_max=0.9-rho_reg=5-rho_max=0.9': (
-        'threshold 0.9: the radius under it, little learned'
+        'threshold 0.9, with 1 undamped phantom step: the radius under it, little learned'
     ),
     'phantom-train_steps=16-lr=2e-3-forget_max=0.9-rho_reg=5-rho_max=0.95': (
-        'threshold 0.95: more learned; the tighter the bound, the less'
+        'threshold 0.95, with 1 undamped phantom step: more learned than at 0.9 (the probe at 0.8 '
+        'also differs in its phantom steps)'
     ),
     'phantom-train_steps=16-lr=2e-3-forget_max=0.9-rho_reg=1-rho_max=0.95-updates=1800': (
         'weight 1, threshold 0.95, stopped at update 1,270: no better'
