@@ -422,7 +422,11 @@ def _overthinking_row(results) -> dict:
         why=f'trained with {T} steps, the network kept its best to {last // T} times as many '
         f'with the progressive loss in {len(kept)} of {len(runs)} runs'
         + (f', not on seeds {over_seeds_of}' if over else '')
-        + "; it overthinks on every band with the paper's loss",
+        + (
+            "; it overthinks on every band with the paper's loss"
+            if falls
+            else "; with the paper's loss it does not overthink on every band"
+        ),
     )
 
 
