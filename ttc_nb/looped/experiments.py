@@ -37,7 +37,8 @@ class LoopedConfig(TrainConfig):
     n_embd: int = at_least(1, 64)
     n_heads: int = at_least(1, 4)
     n_layers: int = at_least(1, 1)  # blocks per loop (looped) or in all (standard)
-    block: str = one_of('transformer', 'lstm')  # or 'lstm'
+    # 'lstm': an LSTM over the positions in place of attention
+    block: str = one_of('transformer', 'lstm')
     # 0: carry the whole state into the next loop; n: the last n tokens' only
     n_last_tokens: int = at_least(0, 0)
     sparsity: int = at_least(1, 3)

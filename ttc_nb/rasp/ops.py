@@ -259,7 +259,17 @@ def _number(x):
 
 def arith(f):
     "The arithmetic `f` on numbers, booleans counted as 0 and 1: True + True is 2."
-    g = lambda *xs: f(*map(_number, xs))
+
+    def g(*xs):
+        xs = [_number(x) for x in xs]
+        out = f(*xs)
+        if isinstance(out, np.ndarray) and out.dtype.kind in 'iu':
+            # numpy's integers wrap around past 2^63: the same in floats says whether they did
+            big = f(*(np.asarray(x, dtype=np.float64) for x in xs))
+            if np.any(np.abs(big) >= 2.0**63):
+                raise OverflowError('integer overflow: a value past 2^63')
+        return out
+
     g.__name__ = getattr(f, '__name__', 'arith')
     return g
 

@@ -81,6 +81,10 @@ def average(seq) {
 def load_from_location(seq, i) {
   return aggregate(select(indices, i, ==), seq);
 }
+"""
+
+# %% ../../nbs/22_rasp.programs.ipynb #958a370c
+STDLIB += """\
 def mark_last_instance(seq, atom) {
   later = select(seq, atom, ==) and select(indices, indices, >);
   return (seq == atom) and (selector_width(later) == 0);
@@ -127,6 +131,10 @@ repeat = has_earlier_copy_bos(tokens);
 freq = with_bos_selector_width(select(tokens, tokens, ==)) \
 - 300 * indicator(repeat);    # repeats sink below all
 most_freq_bos = sort_bos("§" if repeat else tokens, -freq);""",
+)
+
+# %% ../../nbs/22_rasp.programs.ipynb #d1f067e6
+PROGRAMS |= dict(
     dyck1_ptf="""\
 up_to_self = select(indices, indices, <=);
 # round: (i + 1) times a mean over i + 1 positions is a count, \

@@ -29,7 +29,8 @@ from ttc_nb.rasp.compiler.values import (
 )
 
 # %% ../../../nbs/26b_rasp.compiler.craft.ipynb #56d5e6c6
-D_ONE, D_BOS = 0, 1  # the stream's first two dimensions: 1 at every token, 1 at BOS
+# the stream's first two dimensions: D_ONE is 1 at every token but BOS, D_BOS 1 at BOS alone
+D_ONE, D_BOS = 0, 1
 
 
 @dataclass
