@@ -203,7 +203,8 @@ def _more_loops_row(R) -> dict:
             'both within our 10% to 20 times their trained loops' if ok else 'a change past our 10%'
         )
         + f"; at the paper's b = 30 (d = {d}) the error falls {t30['fall']:.0%} and "
-        f'{t306["fall"]:.0%} toward its fixed point (T = 10 and 6), past our 10%, '
+        f'{t306["fall"]:.0%} toward its fixed point (T = 10 and 6), '
+        f'{"past" if max(t30["fall"], t306["fall"]) > 0.1 else "within"} our 10%, '
         f'and rises at most {max(t30["rise"], t306["rise"]):.1%}',
     )
 

@@ -534,10 +534,9 @@ def checks_line(notebook, heading: str, runs) -> Markdown:
     found = {p for s in paths for p in PurePath(s).parts[:3] if p in names}
     found |= {s for s in _named_runs(tree, _readers(page)) if s in names}  # by bare strings
     here = Path(notebook).parent
-    jsons = {s for s in paths if s.endswith('.json')} | {
-        f.name for s in _json_names(tree) for f in Path(runs).glob(s) if '*' in s
-    }
-    jsons |= {s for s in _json_names(tree) if '*' not in s}
+    named = list(_json_names(tree))  # file names, and patterns of them (with '*')
+    jsons = {s for s in paths if s.endswith('.json')} | {s for s in named if '*' not in s}
+    jsons |= {f.name for s in named if '*' in s for f in Path(runs).glob(s)}
     files = sorted(
         s
         for s in jsons
